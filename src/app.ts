@@ -1,0 +1,66 @@
+// buildApp(ctx): the Fastify instance with every API area. Tests call this directly.
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import { parse as parseQuery } from 'node:querystring';
+import type { AppContext } from './context.ts';
+import { JsonableError } from './lib/errors.ts';
+import { installErrorHandling, RouteTable } from './http/errors.ts';
+import { registerRoutes, type AnyRoute } from './http/route.ts';
+import { PARLEY_VERSION } from './version.ts';
+import { serverRoutes } from './http/routes/server.ts';
+import { usersRoutes } from './http/routes/users.ts';
+import { settingsRoutes } from './http/routes/settings.ts';
+import { realmRoutes } from './http/routes/realm.ts';
+
+/** Every API area's routes; each area adds its list here. */
+export const ROUTE_AREAS: AnyRoute[][] = [serverRoutes, usersRoutes, settingsRoutes, realmRoutes];
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: ctx.log as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      maxParamLength: 500,
+      // Node's parser never throws on malformed percent-encoding.
+      querystringParser: (s) => parseQuery(s),
+    },
+    // Per-request lines would put every URL in the log at info level; errors are logged by http/errors.ts.
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  // Schemas document and type routes; lib/params.ts validates, with the reference server's messages.
+  app.setValidatorCompiler(() => () => true);
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  await app.register(formbody, { parser: (s) => parseQuery(s), bodyLimit: BODY_LIMIT_BYTES });
+  await app.register(multipart, {
+    limits: { fileSize: 25 * 1024 * 1024, files: 4, fields: 200, fieldSize: BODY_LIMIT_BYTES },
+  });
+  // Any other content type is refused with a JSON error rather than parsed.
+  app.addContentTypeParser('*', (_request, _payload, done) => {
+    done(new JsonableError('Unsupported Content-Type', 'UNSUPPORTED_MEDIA_TYPE', 415), undefined);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Parley API',
+        version: PARLEY_VERSION,
+        description: 'Team chat server API (Zulip-compatible).',
+      },
+      components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } } },
+    },
+  });
+
+  const table = new RouteTable();
+  installErrorHandling(app, table);
+  for (const area of ROUTE_AREAS) registerRoutes(app, ctx, table, area);
+  table.add('GET', '/api/v1/openapi.json');
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,160 @@
+// The only reader of process.env. Every setting is a PARLEY_* variable, validated at
+// start; a bad value stops the start with one line naming the variable.
+import { resolve } from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL';
+
+export interface RateLimitConfig {
+  max: number;
+  windowSeconds: number;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** postgres:// URL, or null for the embedded SQLite database under dataDir. */
+  databaseUrl: string | null;
+  /** SQLite file; ':memory:' in tests. */
+  sqlitePath: string;
+  sqliteSynchronous: SqliteSynchronous;
+  redisUrl: string | null;
+  /** Redis pub/sub channel shared by the processes of one deployment. */
+  redisChannel: string;
+  externalUrl: URL;
+  logLevel: LogLevel;
+  /** null = rate limiting off. */
+  rateLimit: RateLimitConfig | null;
+  /** Hosts and CIDR ranges outgoing webhooks may reach although private. */
+  outgoingWebhookAllow: string[];
+  outgoingWebhookTimeoutMs: number;
+  maxEmojiFileSizeMib: number;
+  /** Event-queue timing, configurable so tests run in milliseconds. */
+  heartbeatMinMs: number;
+  heartbeatJitterMs: number;
+  queueIdleTimeoutSecs: number;
+  queueGcIntervalMs: number;
+  maxEventsPerQueue: number;
+  /** Server-level setting of the reference server. */
+  canAccessAllUsersGroupLimitsPresence: boolean;
+  /** Process identity, part of every queue id. */
+  nodeId: string;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Record<string, string | undefined>;
+
+function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+function readUrl(env: Env, name: string, protocols: string[]): URL | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL (got "${raw}")`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(
+      `${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')} (got "${raw}")`,
+    );
+  }
+  return url;
+}
+
+export function parseRateLimit(
+  raw: string | undefined,
+  name = 'PARLEY_RATE_LIMIT',
+): RateLimitConfig | null {
+  if (raw === undefined || raw === '') return { max: 200, windowSeconds: 60 };
+  if (raw === 'off') return null;
+  const m = /^(\d+)\/(\d+)s$/.exec(raw);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) {
+    throw new ConfigError(
+      `${name} must be "off" or REQUESTS/SECONDSs such as "200/60s" (got "${raw}")`,
+    );
+  }
+  return { max: Number(m[1]), windowSeconds: Number(m[2]) };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = env.PARLEY_HOST || '127.0.0.1';
+  if (!/^[A-Za-z0-9.:[\]-]+$/.test(host)) {
+    throw new ConfigError(`PARLEY_HOST must be a host name or IP address (got "${host}")`);
+  }
+  const port = readInt(env, 'PARLEY_PORT', 9991, 0, 65535);
+  const dataDir = resolve(env.PARLEY_DATA_DIR || './data');
+  const database = readUrl(env, 'PARLEY_DATABASE_URL', ['postgres:', 'postgresql:']);
+  const redis = readUrl(env, 'PARLEY_REDIS_URL', ['redis:', 'rediss:']);
+  const externalUrl =
+    readUrl(env, 'PARLEY_EXTERNAL_URL', ['http:', 'https:']) ??
+    new URL(`http://${host.includes(':') ? `[${host}]` : host}:${port}`);
+  const logLevel = (env.PARLEY_LOG_LEVEL || 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(
+      `PARLEY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`,
+    );
+  }
+  const sync = (env.PARLEY_SQLITE_SYNCHRONOUS || 'NORMAL').toUpperCase() as SqliteSynchronous;
+  if (!['OFF', 'NORMAL', 'FULL'].includes(sync)) {
+    throw new ConfigError(
+      `PARLEY_SQLITE_SYNCHRONOUS must be NORMAL or FULL (got "${env.PARLEY_SQLITE_SYNCHRONOUS}")`,
+    );
+  }
+  const allow = (env.PARLEY_OUTGOING_WEBHOOK_ALLOW || '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return {
+    host,
+    port,
+    dataDir,
+    databaseUrl: database ? database.href : null,
+    sqlitePath: resolve(dataDir, 'parley.sqlite3'),
+    sqliteSynchronous: sync,
+    redisUrl: redis ? redis.href : null,
+    redisChannel: env.PARLEY_REDIS_CHANNEL || 'parley:events',
+    externalUrl,
+    logLevel,
+    rateLimit: parseRateLimit(env.PARLEY_RATE_LIMIT),
+    outgoingWebhookAllow: allow,
+    outgoingWebhookTimeoutMs:
+      readInt(env, 'PARLEY_OUTGOING_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
+    maxEmojiFileSizeMib: readInt(env, 'PARLEY_MAX_EMOJI_FILE_SIZE_MIB', 5, 1, 100),
+    heartbeatMinMs: readInt(env, 'PARLEY_HEARTBEAT_SECONDS', 45, 1, 3600) * 1000,
+    heartbeatJitterMs: 10_000,
+    queueIdleTimeoutSecs: readInt(env, 'PARLEY_QUEUE_IDLE_TIMEOUT_SECONDS', 600, 10, 7 * 24 * 3600),
+    queueGcIntervalMs: 60_000,
+    maxEventsPerQueue: readInt(env, 'PARLEY_MAX_EVENTS_PER_QUEUE', 10_000, 10, 10_000_000),
+    canAccessAllUsersGroupLimitsPresence: readBool(
+      env,
+      'PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE',
+      false,
+    ),
+    nodeId: env.PARLEY_NODE_ID || randomNodeId(),
+  };
+}
+
+function randomNodeId(): string {
+  return Math.random().toString(36).slice(2, 8);
+}

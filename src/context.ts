@@ -1,0 +1,21 @@
+// AppContext: everything an action, route, worker or CLI command needs, passed explicitly.
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { Store, Db } from './store/db.ts';
+import type { EventBus } from './events/bus.ts';
+import type { EventQueues } from './events/queues.ts';
+import type { Clock } from './infra/clock.ts';
+import type { PasswordHasher } from './infra/passwords.ts';
+import type { Random } from './infra/random.ts';
+
+export interface AppContext {
+  config: Config;
+  store: Store;
+  db: Db;
+  bus: EventBus;
+  queues: EventQueues;
+  clock: Clock;
+  passwords: PasswordHasher;
+  random: Random;
+  log: Logger;
+}

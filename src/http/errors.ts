@@ -1,0 +1,75 @@
+// One error handler: JsonableError, framework errors and unexpected exceptions all
+// become {result: "error", msg, code}; unknown routes are JSON 404 and wrong methods 405.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { JsonableError } from '../lib/errors.ts';
+import { WWW_AUTHENTICATE } from './auth.ts';
+
+export function sendError(reply: FastifyReply, err: JsonableError): FastifyReply {
+  if (err.httpStatus === 401) reply.header('WWW-Authenticate', WWW_AUTHENTICATE);
+  return reply.code(err.httpStatus).type('application/json; charset=utf-8').send(err.toJSON());
+}
+
+/** Map framework and parser errors to the error a client should see. */
+export function toJsonableError(err: FastifyError | Error): JsonableError | null {
+  if (err instanceof JsonableError) return err;
+  const code = (err as FastifyError).code ?? '';
+  const status = (err as FastifyError).statusCode ?? 500;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE' || status === 413) {
+    return new JsonableError('Request body too large', 'REQUEST_TOO_LARGE', 413);
+  }
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415) {
+    return new JsonableError('Unsupported Content-Type', 'UNSUPPORTED_MEDIA_TYPE', 415);
+  }
+  if (
+    code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    err instanceof SyntaxError
+  ) {
+    return new JsonableError('Malformed JSON', 'INVALID_JSON', 400);
+  }
+  if (status >= 400 && status < 500)
+    return new JsonableError(err.message || 'Bad request', 'BAD_REQUEST', status);
+  return null;
+}
+
+/** Route patterns by method, to tell "no such route" (404) from "wrong method" (405). */
+export class RouteTable {
+  private readonly patterns: Array<{ method: string; re: RegExp }> = [];
+
+  add(method: string, url: string): void {
+    const re = new RegExp(
+      `^${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}/?$`,
+    );
+    this.patterns.push({ method, re });
+  }
+
+  allowedMethods(path: string): string[] {
+    return [...new Set(this.patterns.filter((p) => p.re.test(path)).map((p) => p.method))].filter(
+      (m) => m !== 'HEAD',
+    );
+  }
+}
+
+export function installErrorHandling(app: FastifyInstance, routes: RouteTable): void {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const known = toJsonableError(err);
+    if (known) return sendError(reply, known);
+    request.log.error({ err }, 'unexpected error');
+    return sendError(
+      reply,
+      new JsonableError('Internal server error', 'INTERNAL_SERVER_ERROR', 500),
+    );
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = routes.allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header('Allow', allowed.join(', '));
+      return sendError(
+        reply,
+        new JsonableError('Method Not Allowed', 'BAD_REQUEST', 405, { allowed_methods: allowed }),
+      );
+    }
+    return sendError(reply, new JsonableError('Not Found', 'BAD_REQUEST', 404));
+  });
+}

@@ -1,0 +1,84 @@
+// Collects a request's raw parameters: the query string and the body (form-encoded,
+// multipart or JSON), each key once, every value a string. Uploaded files are kept aside.
+import type { FastifyRequest } from 'fastify';
+import { badRequest, JsonableError } from '../lib/errors.ts';
+
+export interface UploadedFile {
+  fieldname: string;
+  filename: string;
+  mimetype: string;
+  data: Buffer;
+}
+
+export interface RawParams {
+  values: Record<string, string>;
+  files: UploadedFile[];
+}
+
+function addValue(out: Record<string, string>, key: string, value: unknown): void {
+  if (Object.hasOwn(out, key)) throw badRequest(`Parameter '${key}' was given more than once`);
+  if (Array.isArray(value)) throw badRequest(`Parameter '${key}' was given more than once`);
+  if (typeof value === 'string') out[key] = value;
+  else if (value === undefined) return;
+  else out[key] = JSON.stringify(value);
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Values must be well-formed text; NUL-free checks belong to the parameters that need them. */
+function checkText(key: string, value: string): void {
+  if (LONE_SURROGATE.test(value)) throw badRequest(`Parameter '${key}' is not valid UTF-8`);
+}
+
+export async function collectRawParams(
+  request: FastifyRequest,
+  maxFileBytes: number,
+): Promise<RawParams> {
+  const values: Record<string, string> = Object.create(null);
+  const files: UploadedFile[] = [];
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(query)) addValue(values, k, v);
+
+  if (request.isMultipart()) {
+    try {
+      for await (const part of request.parts({
+        limits: { fileSize: maxFileBytes, files: 4, fields: 200 },
+      })) {
+        if (part.type === 'file') {
+          const data = await part.toBuffer();
+          files.push({
+            fieldname: part.fieldname,
+            filename: part.filename,
+            mimetype: part.mimetype,
+            data,
+          });
+        } else {
+          addValue(
+            values,
+            part.fieldname,
+            typeof part.value === 'string' ? part.value : String(part.value),
+          );
+        }
+      }
+    } catch (err) {
+      if (err instanceof JsonableError) throw err;
+      const code = (err as { code?: string }).code ?? '';
+      if (code === 'FST_REQ_FILE_TOO_LARGE') {
+        throw new JsonableError(
+          `Uploaded file is larger than the allowed limit of ${Math.floor(maxFileBytes / 1024 / 1024)} MiB`,
+          'BAD_REQUEST',
+          413,
+        );
+      }
+      if (code.startsWith('FST_')) throw badRequest('Malformed multipart body');
+      throw badRequest('Malformed multipart body');
+    }
+  } else if (request.body !== undefined && request.body !== null) {
+    const body = request.body;
+    if (typeof body !== 'object' || Array.isArray(body))
+      throw badRequest('The request body must hold named parameters');
+    for (const [k, v] of Object.entries(body as Record<string, unknown>)) addValue(values, k, v);
+  }
+  for (const [k, v] of Object.entries(values)) checkText(k, v);
+  return { values, files };
+}

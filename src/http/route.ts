@@ -1,0 +1,133 @@
+// The one way to declare an API route: its method and path, who may call it, and its
+// parameters as a TypeBox schema. The helper authenticates, parses parameters with
+// lib/params.ts, and wraps the handler's fields in {result, msg, ...}. The schemas also
+// feed the OpenAPI document.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Static, TObject } from 'typebox';
+import type { AppContext } from '../context.ts';
+import type { Actor } from '../lib/actor.ts';
+import { parseParams, type JsonSchema } from '../lib/params.ts';
+import type { RealmRow } from '../store/schema.ts';
+import { authenticate, realmForRequest } from './auth.ts';
+import type { RouteTable } from './errors.ts';
+import { collectRawParams, type UploadedFile } from './request-params.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+export type AuthMode = 'user' | 'none';
+
+/** A reply that is not the usual JSON envelope (a file, a redirect). */
+export interface RawReply {
+  raw: true;
+  status?: number;
+  contentType: string;
+  headers?: Record<string, string>;
+  body: Buffer | string;
+}
+
+export type HandlerResult = Record<string, unknown> | RawReply;
+
+export interface RouteInput<P, A extends AuthMode> {
+  ctx: AppContext;
+  params: P;
+  path: Record<string, unknown>;
+  actor: A extends 'user' ? Actor : null;
+  /** The organization the request's host names (undefined on a root domain without one). */
+  realm: RealmRow | undefined;
+  files: UploadedFile[];
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface RouteSpec<P extends TObject, A extends AuthMode> {
+  method: HttpMethod;
+  /** Path below /api/v1, with :name parameters. */
+  url: string;
+  summary: string;
+  tags: string[];
+  auth: A;
+  params?: P;
+  /** Schema of the :name path parameters. */
+  path?: TObject;
+  /** Largest uploaded file accepted (multipart routes). */
+  maxFileBytes?: number;
+  handler: (input: RouteInput<Static<P>, A>) => Promise<HandlerResult>;
+}
+
+// Erased form kept in a list of an area's routes.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteSpec<any, AuthMode>;
+
+/** Declare a route; the identity function exists for type inference. */
+export function defineRoute<P extends TObject, A extends AuthMode>(
+  spec: RouteSpec<P, A>,
+): RouteSpec<P, A> {
+  return spec;
+}
+
+export const API_PREFIX = '/api/v1';
+const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
+
+function isRaw(result: HandlerResult): result is RawReply {
+  return (result as RawReply).raw === true;
+}
+
+export function registerRoutes(
+  app: FastifyInstance,
+  ctx: AppContext,
+  table: RouteTable,
+  routes: AnyRoute[],
+): void {
+  for (const spec of routes) {
+    const url = `${API_PREFIX}${spec.url}`;
+    table.add(spec.method, url);
+    const paramsSchema = spec.params as unknown as JsonSchema | undefined;
+    const pathSchema = spec.path as unknown as JsonSchema | undefined;
+    app.route({
+      method: spec.method,
+      url,
+      schema: {
+        summary: spec.summary,
+        tags: spec.tags,
+        ...(spec.path ? { params: spec.path } : {}),
+        ...(spec.params
+          ? spec.method === 'GET'
+            ? { querystring: spec.params }
+            : { body: spec.params }
+          : {}),
+        ...(spec.auth === 'user' ? { security: [{ basicAuth: [] }] } : { security: [] }),
+      },
+      handler: async (request, reply) => {
+        const actor = spec.auth === 'user' ? await authenticate(ctx, request) : null;
+        const realm = actor ? actor.realm : await realmForRequest(ctx, request);
+        const raw = await collectRawParams(request, spec.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES);
+        const path = pathSchema
+          ? parseParams<Record<string, unknown>>(
+              pathSchema,
+              request.params as Record<string, string>,
+            ).values
+          : {};
+        const parsed = paramsSchema
+          ? parseParams<Record<string, unknown>>(paramsSchema, raw.values)
+          : { values: {}, ignored: Object.keys(raw.values).sort() };
+        const result = await spec.handler({
+          ctx,
+          params: parsed.values,
+          path,
+          actor: actor as never,
+          realm,
+          files: raw.files,
+          request,
+          reply,
+        });
+        if (isRaw(result)) {
+          reply.code(result.status ?? 200).type(result.contentType);
+          for (const [k, v] of Object.entries(result.headers ?? {})) reply.header(k, v);
+          return reply.send(result.body);
+        }
+        const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
+        if (parsed.ignored.length > 0) body.ignored_parameters_unsupported = parsed.ignored;
+        return reply.type('application/json; charset=utf-8').send(body);
+      },
+    });
+  }
+}

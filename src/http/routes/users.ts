@@ -1,0 +1,133 @@
+// Users: listing, profiles, creation, role and name changes, deactivation.
+import { Type } from 'typebox';
+import * as users from '../../actions/users.ts';
+import { presentUsersFor, presentUserFor } from '../../actions/user-directory.ts';
+import { ROLES } from '../../lib/roles.ts';
+import { defineRoute } from '../route.ts';
+import { ClientGravatar, IncludeCustomProfileFields, UserIdPath } from '../schemas/common.ts';
+
+const ListOptions = Type.Object({
+  client_gravatar: ClientGravatar,
+  include_custom_profile_fields: IncludeCustomProfileFields,
+});
+
+export const usersRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/users',
+    summary: 'Get all users of the organization, including bots and deactivated users',
+    tags: ['users'],
+    auth: 'user',
+    params: Type.Object({
+      client_gravatar: ClientGravatar,
+      include_custom_profile_fields: IncludeCustomProfileFields,
+      user_ids: Type.Optional(Type.Array(Type.Integer(), { maxItems: 10000 })),
+    }),
+    handler: async ({ ctx, actor, params }) => ({
+      members: await presentUsersFor(ctx, actor, {
+        clientGravatar: params.client_gravatar,
+        includeProfileData: params.include_custom_profile_fields,
+        userIds: params.user_ids,
+      }),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/users/me',
+    summary: "Get the caller's own user object",
+    tags: ['users'],
+    auth: 'user',
+    handler: async ({ ctx, actor }) =>
+      presentUserFor(ctx, actor, actor.user, { clientGravatar: false, includeProfileData: true }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/users/:user_id_or_email',
+    summary: 'Get a user by id or by email',
+    tags: ['users'],
+    auth: 'user',
+    path: Type.Object({ user_id_or_email: Type.String({ minLength: 1, maxLength: 254 }) }),
+    params: ListOptions,
+    handler: async ({ ctx, actor, path, params }) => {
+      const key = path.user_id_or_email as string;
+      const target = /^\d{1,10}$/.test(key)
+        ? await users.accessUserById(ctx, actor, Number(key))
+        : await users.accessUserByEmail(ctx, actor, key);
+      return {
+        user: await presentUserFor(ctx, actor, target, {
+          clientGravatar: params.client_gravatar,
+          includeProfileData: params.include_custom_profile_fields,
+        }),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/users',
+    summary: 'Create a user (administrators)',
+    tags: ['users'],
+    auth: 'user',
+    params: Type.Object({
+      email: Type.String({ maxLength: 254 }),
+      password: Type.String({ maxLength: 100 }),
+      full_name: Type.String({ maxLength: 100 }),
+    }),
+    handler: async ({ ctx, actor, params }) => ({
+      user_id: (await users.createUserByAdmin(ctx, actor, params)).id,
+    }),
+  }),
+  defineRoute({
+    method: 'PATCH',
+    url: '/users/:user_id',
+    summary: "Change a user's name or role (administrators; owners for owner changes)",
+    tags: ['users'],
+    auth: 'user',
+    path: UserIdPath,
+    params: Type.Object({
+      full_name: Type.Optional(Type.String({ maxLength: 200 })),
+      role: Type.Optional(Type.Union(ROLES.map((r) => Type.Literal(r)))),
+    }),
+    handler: async ({ ctx, actor, path, params }) => {
+      await users.updateUserByAdmin(ctx, actor, path.user_id as number, params);
+      return {};
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/users/me',
+    summary: "Deactivate the caller's own account",
+    tags: ['users'],
+    auth: 'user',
+    handler: async ({ ctx, actor }) => {
+      await users.deactivateSelf(ctx, actor);
+      return {};
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/users/:user_id',
+    summary: 'Deactivate a user (administrators; owners for owners)',
+    tags: ['users'],
+    auth: 'user',
+    path: UserIdPath,
+    params: Type.Object({
+      deactivation_notification_comment: Type.Optional(Type.String({ maxLength: 2000 })),
+    }),
+    handler: async ({ ctx, actor, path }) => {
+      await users.deactivateUser(ctx, actor, path.user_id as number);
+      return {};
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/users/:user_id/reactivate',
+    summary: 'Reactivate a deactivated user (administrators)',
+    tags: ['users'],
+    auth: 'user',
+    path: UserIdPath,
+    handler: async ({ ctx, actor, path }) => {
+      await users.reactivateUser(ctx, actor, path.user_id as number);
+      return {};
+    },
+  }),
+];

@@ -1,0 +1,246 @@
+// The one request-parameter parser. Every route declares its parameters as a TypeBox
+// object schema; requests carry them as strings (form fields or query string), with
+// arrays and objects as JSON text. This turns the strings into typed values and answers
+// bad input with the reference server's codes and messages.
+import { JsonableError } from './errors.ts';
+
+/** The subset of JSON Schema that TypeBox produces and this parser understands. */
+export interface JsonSchema {
+  type?: string;
+  anyOf?: JsonSchema[];
+  const?: unknown;
+  enum?: unknown[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  items?: JsonSchema;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  minItems?: number;
+  maxItems?: number;
+  default?: unknown;
+  /** Other names the parameter is accepted under (legacy names such as `subject` for `topic`). */
+  'x-aliases'?: string[];
+  [key: string]: unknown;
+}
+
+/** Deepest JSON nesting accepted inside a parameter; deeper input is hostile, not useful. */
+export const MAX_JSON_DEPTH = 32;
+
+export interface ParseResult<T> {
+  values: T;
+  /** Request keys no declared parameter consumed, sorted (for ignored_parameters_unsupported). */
+  ignored: string[];
+}
+
+/**
+ * Parse raw string parameters against an object schema.
+ * `raw` holds each request key once; the HTTP layer rejects repeated keys before this.
+ */
+export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>): ParseResult<T> {
+  const values: Record<string, unknown> = {};
+  const consumed = new Set<string>();
+  const required = new Set(schema.required ?? []);
+  for (const [name, propSchema] of Object.entries(schema.properties ?? {})) {
+    const names = [name, ...(propSchema['x-aliases'] ?? [])];
+    const present = names.filter((n) => Object.hasOwn(raw, n));
+    if (present.length > 1) {
+      throw new JsonableError(
+        `Can't decide between '${present[0]}' and '${present[1]}' arguments`,
+        'REQUEST_CONFUSING_VAR',
+        400,
+        { var_name1: present[0], var_name2: present[1] },
+      );
+    }
+    if (present.length === 0) {
+      if (required.has(name)) {
+        throw new JsonableError(`Missing '${name}' argument`, 'REQUEST_VARIABLE_MISSING', 400, {
+          var_name: name,
+        });
+      }
+      if (propSchema.default !== undefined) values[name] = structuredClone(propSchema.default);
+      continue;
+    }
+    consumed.add(present[0]);
+    values[name] = parseParamValue(name, propSchema, raw[present[0]]);
+  }
+  const ignored = Object.keys(raw)
+    .filter((k) => !consumed.has(k))
+    .sort();
+  return { values: values as T, ignored };
+}
+
+/** Turn one raw string into a value of the schema's type. */
+export function parseParamValue(name: string, schema: JsonSchema, raw: string): unknown {
+  if (acceptsOnlyString(schema)) return checkValue(name, schema, raw);
+  const parsed = parseJsonText(raw);
+  if (parsed.ok && matches(schema, parsed.value)) return checkValue(name, schema, parsed.value);
+  // A union that also takes a plain string (a channel given by name or by id, say).
+  if (acceptsString(schema) && matches(schema, raw)) return checkValue(name, schema, raw);
+  if (!parsed.ok) {
+    if (schema.type === 'integer') throw typeError(`${name} is not an integer`);
+    if (schema.type === 'number') throw typeError(`${name} is not a number`);
+    if (schema.type === 'boolean') throw typeError(`${name} is not a boolean`);
+    throw new JsonableError(`${name} is not valid JSON`, 'INVALID_JSON', 400, { var_name: name });
+  }
+  if (jsonDepth(parsed.value) > MAX_JSON_DEPTH) {
+    throw typeError(`${name} is nested too deeply`);
+  }
+  return checkValue(name, schema, parsed.value);
+}
+
+function typeError(msg: string): JsonableError {
+  return new JsonableError(msg, 'BAD_REQUEST', 400);
+}
+
+function invalid(path: string): JsonableError {
+  return new JsonableError(`Invalid ${path}`, 'REQUEST_VARIABLE_INVALID', 400, { var_name: path });
+}
+
+type Parsed = { ok: true; value: unknown } | { ok: false };
+
+function parseJsonText(raw: string): Parsed {
+  try {
+    return { ok: true, value: JSON.parse(raw) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function acceptsOnlyString(schema: JsonSchema): boolean {
+  if (schema.type === 'string') return true;
+  if (schema.anyOf) return schema.anyOf.every(acceptsOnlyString);
+  return (
+    typeof schema.const === 'string' ||
+    (Array.isArray(schema.enum) && schema.enum.every((e) => typeof e === 'string'))
+  );
+}
+
+function acceptsString(schema: JsonSchema): boolean {
+  if (acceptsOnlyString(schema)) return true;
+  return (schema.anyOf ?? []).some(acceptsString);
+}
+
+/** Depth of a JSON value, computed without recursion so hostile input cannot blow the stack. */
+export function jsonDepth(value: unknown): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d + 1 > max) max = d + 1;
+    if (max > MAX_JSON_DEPTH) return max;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+function matches(schema: JsonSchema, value: unknown): boolean {
+  try {
+    checkValue('', schema, value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const quoteKey = (k: string): string => `["${k}"]`;
+
+/** Check a decoded value against the schema, naming the first problem as the reference server does. */
+function checkValue(path: string, schema: JsonSchema, value: unknown): unknown {
+  if (schema.anyOf) {
+    for (const branch of schema.anyOf) {
+      if (matches(branch, value)) return checkValue(path, branch, value);
+    }
+    throw invalid(path);
+  }
+  if (schema.const !== undefined) {
+    if (value !== schema.const) throw invalid(path);
+    return value;
+  }
+  if (schema.enum) {
+    if (!schema.enum.includes(value as never)) throw invalid(path);
+    return value;
+  }
+  switch (schema.type) {
+    case 'string': {
+      if (typeof value !== 'string') throw typeError(`${path} is not a string`);
+      const length = [...value].length;
+      if (schema.maxLength !== undefined && length > schema.maxLength) {
+        throw typeError(`${path} is too long (limit: ${schema.maxLength} characters)`);
+      }
+      if (schema.minLength !== undefined && length < schema.minLength) {
+        throw typeError(
+          schema.minLength === 1 ? `${path} cannot be blank` : `${path} is too short`,
+        );
+      }
+      return value;
+    }
+    case 'integer':
+      if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
+        throw typeError(`${path} is not an integer`);
+      }
+      return checkRange(path, schema, value);
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value))
+        throw typeError(`${path} is not a number`);
+      return checkRange(path, schema, value);
+    case 'boolean':
+      if (typeof value !== 'boolean') throw typeError(`${path} is not a boolean`);
+      return value;
+    case 'null':
+      if (value !== null) throw invalid(path);
+      return value;
+    case 'array': {
+      if (!Array.isArray(value)) throw typeError(`${path} is not a list`);
+      if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+        throw typeError(`${path} has too many items (limit: ${schema.maxItems})`);
+      }
+      if (schema.minItems !== undefined && value.length < schema.minItems) {
+        throw typeError(`${path} needs at least ${schema.minItems} items`);
+      }
+      return schema.items
+        ? value.map((v, i) => checkValue(`${path}[${i}]`, schema.items!, v))
+        : value;
+    }
+    case 'object': {
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        throw typeError(`${path} is not a dict`);
+      }
+      return checkObject(path, schema, value as Record<string, unknown>);
+    }
+    default:
+      return value;
+  }
+}
+
+function checkRange(path: string, schema: JsonSchema, value: number): number {
+  if (schema.minimum !== undefined && value < schema.minimum)
+    throw typeError(`${path} is too small`);
+  if (schema.maximum !== undefined && value > schema.maximum)
+    throw typeError(`${path} is too large`);
+  return value;
+}
+
+function checkObject(path: string, schema: JsonSchema, value: Record<string, unknown>): unknown {
+  const props = schema.properties ?? {};
+  const out: Record<string, unknown> = {};
+  for (const key of schema.required ?? []) {
+    if (!Object.hasOwn(value, key)) throw typeError(`${path}${quoteKey(key)} field is missing`);
+  }
+  for (const [key, v] of Object.entries(value)) {
+    const propSchema = props[key];
+    if (propSchema) {
+      out[key] = checkValue(`${path}${quoteKey(key)}`, propSchema, v);
+    } else if (typeof schema.additionalProperties === 'object') {
+      out[key] = checkValue(`${path}${quoteKey(key)}`, schema.additionalProperties, v);
+    } else if (schema.additionalProperties === false || schema.properties) {
+      throw typeError(`Argument "${key}" at ${path} is unexpected`);
+    } else {
+      out[key] = v;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,69 @@
+// Builds an AppContext from a Config: opens the store, migrates, and wires the bus and queues.
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { AppContext } from './context.ts';
+import { LocalBus, RedisBus, type EventBus } from './events/bus.ts';
+import { EventQueues } from './events/queues.ts';
+import { systemClock, type Clock } from './infra/clock.ts';
+import { argon2Hasher, type PasswordHasher } from './infra/passwords.ts';
+import { systemRandom, type Random } from './infra/random.ts';
+import { openPostgres, openSqlite, type Store } from './store/db.ts';
+import { migrateToLatest } from './store/migrations/index.ts';
+
+export interface ContextOverrides {
+  store?: Store;
+  bus?: EventBus;
+  clock?: Clock;
+  passwords?: PasswordHasher;
+  random?: Random;
+  log?: Logger;
+  /** Skip migrations (the store is already at the latest schema). */
+  migrated?: boolean;
+}
+
+export function openStore(config: Config): Store {
+  return config.databaseUrl
+    ? openPostgres({ url: config.databaseUrl })
+    : openSqlite({ source: config.sqlitePath, synchronous: config.sqliteSynchronous });
+}
+
+export async function createContext(
+  config: Config,
+  overrides: ContextOverrides = {},
+): Promise<AppContext> {
+  const log =
+    overrides.log ??
+    pino({
+      level: config.logLevel,
+      redact: ['req.headers.authorization', '*.password', '*.api_key'],
+    });
+  const store = overrides.store ?? openStore(config);
+  if (!overrides.migrated) await migrateToLatest(store.db as never, store.dialect, store.schema);
+  let bus = overrides.bus;
+  if (!bus && config.redisUrl) {
+    const redis = new RedisBus(config.redisUrl, config.redisChannel);
+    await redis.whenReady();
+    bus = redis;
+  }
+  bus ??= new LocalBus();
+  const clock = overrides.clock ?? systemClock;
+  const ctx: AppContext = {
+    config,
+    store,
+    db: store.db,
+    bus,
+    queues: new EventQueues(),
+    clock,
+    passwords: overrides.passwords ?? argon2Hasher(),
+    random: overrides.random ?? systemRandom,
+    log,
+  };
+  bus.subscribe((notices) => ctx.queues.deliver(notices));
+  return ctx;
+}
+
+export async function closeContext(ctx: AppContext): Promise<void> {
+  await ctx.queues.shutdown();
+  await ctx.bus.close();
+  await ctx.store.close();
+}

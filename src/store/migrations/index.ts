@@ -1,0 +1,31 @@
+// The one static list of migrations (works from dist/ without a directory scan).
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { MigrationDialect } from './helpers.ts';
+import * as m0001 from './0001_initial.ts';
+
+type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
+
+const MIGRATIONS: Array<[string, Up]> = [['0001_initial', m0001.up]];
+
+export async function migrateToLatest(
+  db: Kysely<unknown>,
+  dialect: MigrationDialect,
+  schema?: string,
+): Promise<string[]> {
+  const provider: MigrationProvider = {
+    async getMigrations() {
+      const out: Record<string, Migration> = {};
+      for (const [name, up] of MIGRATIONS) out[name] = { up: (d) => up(d, dialect) };
+      return out;
+    },
+  };
+  // Name the schema: Kysely otherwise finds its tables in any schema of the database.
+  const migrator = new Migrator({
+    db,
+    provider,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,141 @@
+import { sql } from 'kysely';
+import type { Q } from './db.ts';
+import type { UserGroupRow } from './schema.ts';
+
+export interface NewGroup {
+  realm_id: number;
+  name: string | null;
+  description: string;
+  is_system_group: number;
+  date_created: number;
+  creator_id: number | null;
+  settings?: string;
+}
+
+export async function insertGroup(db: Q, row: NewGroup): Promise<UserGroupRow> {
+  return db
+    .insertInto('user_groups')
+    .values({ deactivated: 0, settings: '{}', ...row })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function getGroup(
+  db: Q,
+  realmId: number,
+  id: number,
+): Promise<UserGroupRow | undefined> {
+  return db
+    .selectFrom('user_groups')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function listGroupsByIds(
+  db: Q,
+  realmId: number,
+  ids: number[],
+): Promise<UserGroupRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('user_groups')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('id', 'in', ids)
+    .execute();
+}
+
+export async function listSystemGroups(db: Q, realmId: number): Promise<UserGroupRow[]> {
+  return db
+    .selectFrom('user_groups')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('is_system_group', '=', 1)
+    .orderBy('id')
+    .execute();
+}
+
+export async function addGroupMembers(db: Q, groupId: number, userIds: number[]): Promise<void> {
+  if (userIds.length === 0) return;
+  await db
+    .insertInto('user_group_members')
+    .values(userIds.map((user_id) => ({ group_id: groupId, user_id })))
+    .execute();
+}
+
+export async function removeGroupMembers(db: Q, groupId: number, userIds: number[]): Promise<void> {
+  if (userIds.length === 0) return;
+  await db
+    .deleteFrom('user_group_members')
+    .where('group_id', '=', groupId)
+    .where('user_id', 'in', userIds)
+    .execute();
+}
+
+export async function addSubgroups(db: Q, groupId: number, subgroupIds: number[]): Promise<void> {
+  if (subgroupIds.length === 0) return;
+  await db
+    .insertInto('user_group_subgroups')
+    .values(subgroupIds.map((subgroup_id) => ({ group_id: groupId, subgroup_id })))
+    .execute();
+}
+
+export async function listDirectMembers(db: Q, groupId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('user_group_members')
+    .select('user_id')
+    .where('group_id', '=', groupId)
+    .orderBy('user_id')
+    .execute();
+  return rows.map((r) => r.user_id);
+}
+
+export async function listDirectSubgroups(db: Q, groupId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('user_group_subgroups')
+    .select('subgroup_id')
+    .where('group_id', '=', groupId)
+    .orderBy('subgroup_id')
+    .execute();
+  return rows.map((r) => r.subgroup_id);
+}
+
+/** Every group the user belongs to, directly or through subgroups. */
+export async function listGroupIdsContainingUser(db: Q, userId: number): Promise<number[]> {
+  const result = await sql<{ id: number }>`
+    WITH RECURSIVE g(id) AS (
+      SELECT group_id FROM user_group_members WHERE user_id = ${userId}
+      UNION
+      SELECT s.group_id FROM user_group_subgroups s JOIN g ON s.subgroup_id = g.id
+    )
+    SELECT id FROM g`.execute(db);
+  return result.rows.map((r) => Number(r.id));
+}
+
+/** Every user in the group, directly or through subgroups. */
+export async function listRecursiveMembers(db: Q, groupId: number): Promise<number[]> {
+  const result = await sql<{ user_id: number }>`
+    WITH RECURSIVE g(id) AS (
+      SELECT CAST(${groupId} AS INTEGER)
+      UNION
+      SELECT s.subgroup_id FROM user_group_subgroups s JOIN g ON s.group_id = g.id
+    )
+    SELECT DISTINCT m.user_id FROM user_group_members m JOIN g ON m.group_id = g.id ORDER BY m.user_id`.execute(
+    db,
+  );
+  return result.rows.map((r) => Number(r.user_id));
+}
+
+/** Direct memberships of the user in system groups (for role changes). */
+export async function listSystemGroupMemberships(db: Q, userId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('user_group_members as m')
+    .innerJoin('user_groups as g', 'g.id', 'm.group_id')
+    .select('m.group_id')
+    .where('m.user_id', '=', userId)
+    .where('g.is_system_group', '=', 1)
+    .execute();
+  return rows.map((r) => r.group_id);
+}

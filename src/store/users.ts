@@ -1,0 +1,133 @@
+import type { Q } from './db.ts';
+import type { BotServiceRow, NewUser, UserRow, UserUpdate } from './schema.ts';
+
+export async function insertUser(db: Q, row: NewUser): Promise<UserRow> {
+  return db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateUser(db: Q, id: number, changes: UserUpdate): Promise<void> {
+  await db.updateTable('users').set(changes).where('id', '=', id).execute();
+}
+
+export async function getUserById(
+  db: Q,
+  realmId: number,
+  id: number,
+): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** By API email or real address, case-insensitively (emails are stored lowercased). */
+export async function getUserByEmail(
+  db: Q,
+  realmId: number,
+  email: string,
+): Promise<UserRow | undefined> {
+  const lower = email.toLowerCase();
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where((eb) => eb.or([eb('email', '=', lower), eb('delivery_email', '=', lower)]))
+    .orderBy('id')
+    .executeTakeFirst();
+}
+
+export async function getUserByApiKey(db: Q, apiKey: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('api_key', '=', apiKey).executeTakeFirst();
+}
+
+export async function listUsers(db: Q, realmId: number): Promise<UserRow[]> {
+  return db.selectFrom('users').selectAll().where('realm_id', '=', realmId).orderBy('id').execute();
+}
+
+export async function listUsersByIds(db: Q, realmId: number, ids: number[]): Promise<UserRow[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .execute();
+}
+
+export async function listActiveUserIds(db: Q, realmId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('users')
+    .select('id')
+    .where('realm_id', '=', realmId)
+    .where('is_active', '=', 1)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export async function listActiveAdminIds(db: Q, realmId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('users')
+    .select('id')
+    .where('realm_id', '=', realmId)
+    .where('is_active', '=', 1)
+    .where('is_bot', '=', 0)
+    .where('role', '<=', 200)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export async function countActiveOwners(db: Q, realmId: number): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('realm_id', '=', realmId)
+    .where('is_active', '=', 1)
+    .where('is_bot', '=', 0)
+    .where('role', '=', 100)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function listBotsOwnedBy(db: Q, ownerId: number): Promise<UserRow[]> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('bot_owner_id', '=', ownerId)
+    .where('is_bot', '=', 1)
+    .orderBy('id')
+    .execute();
+}
+
+export async function listBots(db: Q, realmId: number): Promise<UserRow[]> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('is_bot', '=', 1)
+    .orderBy('id')
+    .execute();
+}
+
+export async function insertBotService(db: Q, row: Omit<BotServiceRow, 'id'>): Promise<void> {
+  await db.insertInto('bot_services').values(row).execute();
+}
+
+export async function getBotService(db: Q, botId: number): Promise<BotServiceRow | undefined> {
+  return db.selectFrom('bot_services').selectAll().where('bot_id', '=', botId).executeTakeFirst();
+}
+
+export async function listBotServices(db: Q, botIds: number[]): Promise<BotServiceRow[]> {
+  if (botIds.length === 0) return [];
+  return db.selectFrom('bot_services').selectAll().where('bot_id', 'in', botIds).execute();
+}
+
+export async function updateBotService(
+  db: Q,
+  botId: number,
+  changes: Partial<Pick<BotServiceRow, 'base_url' | 'interface'>>,
+): Promise<void> {
+  await db.updateTable('bot_services').set(changes).where('bot_id', '=', botId).execute();
+}

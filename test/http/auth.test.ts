@@ -1,0 +1,145 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestApp, type TestApp } from '../support/app.ts';
+import { basicAuth } from '../support/client.ts';
+
+let t: TestApp;
+before(async () => {
+  t = await buildTestApp();
+});
+after(async () => {
+  await t.close();
+});
+
+const unauthorized = (msg: string) => ({ result: 'error', msg, code: 'UNAUTHORIZED' });
+
+test('a valid API email and key authenticate', async () => {
+  const res = await t.as(t.fx.member).get('/users/me');
+  assert.equal(res.status, 200);
+  assert.equal(res.body.user_id, t.fx.member.id);
+});
+
+test('the real address also authenticates when it differs from the API email', async () => {
+  const res = await t
+    .as({ email: t.fx.member.delivery_email.toUpperCase(), api_key: t.fx.member.api_key })
+    .get('/users/me');
+  assert.equal(res.status, 200);
+});
+
+for (const [name, header, msg] of [
+  ['no header', undefined, 'Missing authorization header for basic auth'],
+  ['another scheme', 'Bearer abc', 'This endpoint requires HTTP basic authentication.'],
+  [
+    'no colon',
+    `Basic ${Buffer.from('nocolon').toString('base64')}`,
+    'Invalid authorization header for basic auth',
+  ],
+  ['malformed key', basicAuth('member@parley.test', 'short'), 'Malformed API key'],
+  ['wrong key', basicAuth('member@parley.test', 'A'.repeat(32)), 'Invalid API key'],
+] as const) {
+  test(`401 UNAUTHORIZED with WWW-Authenticate for ${name}`, async () => {
+    const res = await t.as(null).inject({
+      method: 'GET',
+      url: '/api/v1/users/me',
+      headers: header ? { authorization: header } : {},
+    });
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.headers['www-authenticate'], 'Basic realm="parley"');
+    assert.deepEqual(JSON.parse(res.body), unauthorized(msg));
+  });
+}
+
+test("another user's email with a valid key is refused", async () => {
+  const res = await t
+    .as({ email: t.fx.admin.email, api_key: t.fx.member.api_key })
+    .get('/users/me');
+  assert.equal(res.status, 401);
+  assert.deepEqual(res.body, unauthorized('Invalid API key'));
+});
+
+test('a deactivated user is refused', async () => {
+  const res = await t.as(t.fx.deactivated).get('/users/me');
+  assert.equal(res.status, 401);
+  assert.deepEqual(res.body, unauthorized('Account is deactivated'));
+});
+
+test("a user of another organization cannot authenticate on this organization's host", async () => {
+  const res = await t.as(t.fx.otherOwner).get('/users/me');
+  assert.equal(res.status, 401);
+  assert.deepEqual(res.body, unauthorized('Invalid API key'));
+  const own = await t.as({ ...t.fx.otherOwner, host: 'other.parley.test' }).get('/users/me');
+  assert.equal(own.status, 200);
+  assert.equal(own.body.user_id, t.fx.otherOwner.id);
+});
+
+test('a deactivated organization refuses its users', async () => {
+  await t.ctx.db
+    .updateTable('realms')
+    .set({ deactivated: 1 })
+    .where('id', '=', t.fx.other.id)
+    .execute();
+  try {
+    const res = await t.as({ ...t.fx.otherOwner, host: 'other.parley.test' }).get('/users/me');
+    assert.equal(res.status, 401);
+    assert.deepEqual(res.body, unauthorized('This organization has been deactivated'));
+  } finally {
+    await t.ctx.db
+      .updateTable('realms')
+      .set({ deactivated: 0 })
+      .where('id', '=', t.fx.other.id)
+      .execute();
+  }
+});
+
+test('POST /fetch_api_key returns the key for a correct password', async () => {
+  const res = await t.as(null).post('/fetch_api_key', {
+    username: t.fx.member.delivery_email,
+    password: t.fx.member.password,
+  });
+  assert.equal(res.status, 200);
+  assert.deepEqual(res.body, {
+    result: 'success',
+    msg: '',
+    api_key: t.fx.member.api_key,
+    email: t.fx.member.email,
+    user_id: t.fx.member.id,
+  });
+});
+
+test('POST /fetch_api_key refuses a wrong password, an unknown user and a deactivated one', async () => {
+  for (const [username, password, status, code, msg] of [
+    [
+      t.fx.member.delivery_email,
+      'wrong-password',
+      401,
+      'AUTHENTICATION_FAILED',
+      'Your username or password is incorrect',
+    ],
+    [
+      'nobody@parley.test',
+      'whatever',
+      401,
+      'AUTHENTICATION_FAILED',
+      'Your username or password is incorrect',
+    ],
+    [
+      t.fx.deactivated.delivery_email,
+      t.fx.deactivated.password,
+      401,
+      'USER_DEACTIVATED',
+      'Account is deactivated',
+    ],
+  ] as const) {
+    const res = await t.as(null).post('/fetch_api_key', { username, password });
+    assert.equal(res.status, status);
+    assert.deepEqual(res.body, { result: 'error', msg, code });
+  }
+  const missing = await t.as(null).post('/fetch_api_key', { username: 'x' });
+  assert.equal(missing.status, 400);
+  assert.deepEqual(missing.body, {
+    result: 'error',
+    msg: "Missing 'password' argument",
+    code: 'REQUEST_VARIABLE_MISSING',
+    var_name: 'password',
+  });
+});

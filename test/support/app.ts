@@ -1,0 +1,150 @@
+// buildTestApp(): a fresh app on a fresh copy of the fixture organization, on SQLite in
+// memory (a snapshot taken once per process and reopened per test) or, when
+// PARLEY_TEST_DATABASE_URL is set, on PostgreSQL in a schema of this process's own.
+import { after } from 'node:test';
+import { sql } from 'kysely';
+import pg from 'pg';
+import pino from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import type { AppContext } from '../../src/context.ts';
+import { LocalBus, type EventBus } from '../../src/events/bus.ts';
+import { argon2Hasher } from '../../src/infra/passwords.ts';
+import { closeContext, createContext } from '../../src/server.ts';
+import { openPostgres, openSqlite, type Store } from '../../src/store/db.ts';
+import { migrateToLatest } from '../../src/store/migrations/index.ts';
+import { seedFixture, type Fixture } from './fixture.ts';
+import { Client, type Credentials } from './client.ts';
+
+/** Cheap argon2 parameters: tests hash many passwords. */
+export const testPasswords = argon2Hasher({ memoryCost: 1024, timeCost: 1 });
+
+export const TEST_DATABASE_URL = process.env.PARLEY_TEST_DATABASE_URL || null;
+export const TEST_REDIS_URL = process.env.PARLEY_TEST_REDIS_URL || null;
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  const base = loadConfig({
+    PARLEY_EXTERNAL_URL: 'http://parley.test',
+    PARLEY_LOG_LEVEL: 'silent',
+    PARLEY_RATE_LIMIT: 'off',
+  });
+  return {
+    ...base,
+    sqlitePath: ':memory:',
+    redisUrl: TEST_REDIS_URL,
+    // Each test app has its own channel unless a test shares one between instances on purpose.
+    redisChannel: `parley:test:${process.pid}:${Math.random().toString(36).slice(2)}`,
+    ...overrides,
+  };
+}
+
+export interface TestApp {
+  ctx: AppContext;
+  app: FastifyInstance;
+  fx: Fixture;
+  /** A client acting as these credentials (or none). */
+  as(who: Credentials | null): Client;
+  close(): Promise<void>;
+}
+
+let sqliteSnapshot: { image: Buffer; fixture: Fixture } | null = null;
+let pgSchema: string | null = null;
+
+// Registered at load time so it belongs to the file's root test and runs once, at the end.
+if (TEST_DATABASE_URL) {
+  after(async () => {
+    if (!pgSchema) return;
+    const c = new pg.Client({ connectionString: TEST_DATABASE_URL! });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
+    await c.end();
+  });
+}
+
+async function freshSqliteStore(config: Config): Promise<{ store: Store; fixture: Fixture }> {
+  if (!sqliteSnapshot) {
+    const store = openSqlite({ source: ':memory:' });
+    const ctx = await createContext(config, {
+      store,
+      passwords: testPasswords,
+      bus: new LocalBus(),
+    });
+    const fixture = await seedFixture(ctx);
+    sqliteSnapshot = { image: store.sqlite!.serialize(), fixture };
+    await closeContext(ctx);
+  }
+  return {
+    store: openSqlite({ source: sqliteSnapshot.image }),
+    fixture: structuredClone(sqliteSnapshot.fixture),
+  };
+}
+
+async function listTables(store: Store): Promise<string[]> {
+  const result = await sql<{ table_name: string }>`
+    SELECT table_name FROM information_schema.tables
+    WHERE table_schema = ${pgSchema} AND table_name NOT LIKE 'kysely_%'`.execute(store.db);
+  return result.rows.map((r) => r.table_name);
+}
+
+async function freshPostgresStore(
+  config: Config,
+  url: string,
+): Promise<{ store: Store; fixture: Fixture }> {
+  if (!pgSchema) {
+    pgSchema = `parley_test_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${pgSchema}`);
+    await admin.end();
+    const store = openPostgres({ url, schema: pgSchema, max: 2 });
+    await migrateToLatest(store.db as never, 'postgres', pgSchema);
+    await store.close();
+  }
+  const store = openPostgres({ url, schema: pgSchema, max: 5 });
+  const tables = await listTables(store);
+  if (tables.length > 0) {
+    await sql
+      .raw(`TRUNCATE ${tables.map((t) => `"${t}"`).join(', ')} RESTART IDENTITY CASCADE`)
+      .execute(store.db);
+  }
+  const seedCtx = await createContext(config, {
+    store,
+    passwords: testPasswords,
+    bus: new LocalBus(),
+    migrated: true,
+  });
+  const fixture = await seedFixture(seedCtx);
+  return { store, fixture };
+}
+
+export interface TestAppOptions {
+  config?: Partial<Config>;
+  bus?: EventBus;
+}
+
+export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const config = testConfig(opts.config);
+  const { store, fixture } = TEST_DATABASE_URL
+    ? await freshPostgresStore(config, TEST_DATABASE_URL)
+    : await freshSqliteStore(config);
+  const ctx = await createContext(config, {
+    store,
+    passwords: testPasswords,
+    migrated: true,
+    bus: opts.bus,
+    log: pino({ level: process.env.PARLEY_TEST_LOG_LEVEL || 'silent' }),
+  });
+  const app = await buildApp(ctx);
+  await app.ready();
+  return {
+    ctx,
+    app,
+    fx: fixture,
+    as: (who) => new Client(app, who),
+    async close() {
+      await app.close();
+      await closeContext(ctx);
+    },
+  };
+}
