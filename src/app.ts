@@ -13,9 +13,18 @@ import { serverRoutes } from './http/routes/server.ts';
 import { usersRoutes } from './http/routes/users.ts';
 import { settingsRoutes } from './http/routes/settings.ts';
 import { realmRoutes } from './http/routes/realm.ts';
+import { botsRoutes } from './http/routes/bots.ts';
+import { eventsRoutes } from './http/routes/events.ts';
 
 /** Every API area's routes; each area adds its list here. */
-export const ROUTE_AREAS: AnyRoute[][] = [serverRoutes, usersRoutes, settingsRoutes, realmRoutes];
+export const ROUTE_AREAS: AnyRoute[][] = [
+  serverRoutes,
+  usersRoutes,
+  settingsRoutes,
+  realmRoutes,
+  botsRoutes,
+  eventsRoutes,
+];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
