@@ -116,7 +116,7 @@ export async function doCreateRealm(
 }
 
 export async function createRealm(ctx: AppContext, params: CreateRealmParams): Promise<RealmRow> {
-  return withTransaction(ctx, (work) => doCreateRealm(ctx, work, params));
+  return withTransaction(ctx, null, (work) => doCreateRealm(ctx, work, params));
 }
 
 /** Realm settings as clients see them: realm_<name> keys with group settings presented. */
@@ -154,7 +154,7 @@ export async function updateRealmSettings(
     const spec: RealmSettingSpec = REALM_SETTINGS[name];
     if (spec.ownerOnly && !isOwner(actor.user)) throw mustBeOwner();
   }
-  await withTransaction(ctx, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;
     const recipients = await usersStore.listActiveUserIds(work.db, realm.id);
     const now = unixNow(ctx.clock);

@@ -50,7 +50,7 @@ export async function updateSettings(
     if (!isValidSetting(spec, value)) throw badRequest(`Invalid ${name}`);
     if (name === 'timezone') checkTimezone(value as string);
   }
-  await withTransaction(ctx, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     const realm = actor.realm;
     let user = (await usersStore.getUserById(work.db, realm.id, actor.user.id))!;
     if (params.full_name !== undefined) await doChangeFullName(work, realm, user, params.full_name);

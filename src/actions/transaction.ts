@@ -1,7 +1,12 @@
 // Every write runs in one transaction; its events are queued on the transaction and
 // published only after commit, so a rolled-back change emits nothing.
+//
+// Register consistency: an evented transaction advances its realm's commit sequence and
+// stamps its notices with it; /register reads its snapshot in one read transaction together
+// with the current sequence, and the new queue drops notices the snapshot already reflects.
 import type { AppContext } from '../context.ts';
-import type { Tx } from '../store/db.ts';
+import type { Db, Tx } from '../store/db.ts';
+import { currentEventSeq, nextEventSeq } from '../store/realms.ts';
 import type { Notice, ParleyEvent } from '../events/types.ts';
 
 export interface Work {
@@ -10,7 +15,7 @@ export interface Work {
   emitOnCommit(
     event: ParleyEvent,
     users: Iterable<number>,
-    extra?: Omit<Notice, 'event' | 'users'>,
+    extra?: Pick<Notice, 'perUser' | 'realmWide'>,
   ): void;
 }
 
@@ -25,8 +30,13 @@ export function checkpoint(point: string): void {
   faultHook?.(point);
 }
 
+/**
+ * Run fn in a transaction of the realm. realmId is null only for work that emits nothing
+ * (creating an organization).
+ */
 export async function withTransaction<T>(
   ctx: AppContext,
+  realmId: number | null,
   fn: (work: Work) => Promise<T>,
 ): Promise<T> {
   const notices: Notice[] = [];
@@ -38,7 +48,14 @@ export async function withTransaction<T>(
         if (ids.length > 0 || extra?.realmWide) notices.push({ event, users: ids, ...extra });
       },
     };
-    return fn(work);
+    const value = await fn(work);
+    if (notices.length > 0) {
+      if (realmId === null) throw new Error('a transaction that emits events must name its realm');
+      const seq = await nextEventSeq(trx, realmId);
+      for (const n of notices) Object.assign(n, { realmId, seq });
+    }
+    checkpoint('before-commit');
+    return value;
   });
   // The change is committed: a bus failure must not turn it into an error for the client.
   if (notices.length > 0) {
@@ -47,4 +64,24 @@ export async function withTransaction<T>(
       .catch((err: unknown) => ctx.log.error({ err }, 'event bus publish failed'));
   }
   return result;
+}
+
+/**
+ * Read a consistent snapshot of the realm: fn's reads and the returned sequence see the
+ * same committed state.
+ */
+export async function withReadSnapshot<T>(
+  ctx: AppContext,
+  realmId: number,
+  fn: (db: Db) => Promise<T>,
+): Promise<{ seq: number; value: T }> {
+  // SQLite transactions are serializable already; PostgreSQL needs one snapshot for all reads.
+  const builder =
+    ctx.store.dialect === 'postgres'
+      ? ctx.db.transaction().setIsolationLevel('repeatable read')
+      : ctx.db.transaction();
+  return builder.execute(async (trx) => {
+    const seq = await currentEventSeq(trx, realmId);
+    return { seq, value: await fn(trx) };
+  });
 }

@@ -138,7 +138,7 @@ export async function createUser(
   realm: RealmRow,
   params: NewUserParams,
 ): Promise<UserRow> {
-  return withTransaction(ctx, (work) => doCreateUser(ctx, work, realm, params));
+  return withTransaction(ctx, realm.id, (work) => doCreateUser(ctx, work, realm, params));
 }
 
 /** POST /users: administrators create a member account. */
@@ -289,7 +289,7 @@ export async function updateUserByAdmin(
   params: { full_name?: string; role?: number },
 ): Promise<void> {
   checkAdmin(actor);
-  await withTransaction(ctx, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     const target = await usersStore.getUserById(work.db, actor.realm.id, targetId);
     if (!target) throw badRequest('No such user');
     if (params.role !== undefined) {
@@ -364,7 +364,7 @@ export async function deactivateUser(
   targetId: number,
 ): Promise<void> {
   checkAdmin(actor);
-  await withTransaction(ctx, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     const target = await usersStore.getUserById(work.db, actor.realm.id, targetId);
     if (!target) throw badRequest('No such user');
     if (target.role === ROLE.owner && !isOwner(actor.user)) throw mustBeOwner();
@@ -375,7 +375,7 @@ export async function deactivateUser(
 
 /** DELETE /users/me. */
 export async function deactivateSelf(ctx: AppContext, actor: Actor): Promise<void> {
-  await withTransaction(ctx, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     await doDeactivate(
       ctx,
       work,
@@ -393,7 +393,7 @@ export async function reactivateUser(
   targetId: number,
 ): Promise<void> {
   checkAdmin(actor);
-  await withTransaction(ctx, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     const target = await usersStore.getUserById(work.db, actor.realm.id, targetId);
     if (!target) throw badRequest('No such user');
     if (target.is_active) throw badRequest('User is already active');
@@ -483,7 +483,7 @@ export async function regenerateApiKey(
   userId: number,
 ): Promise<string> {
   const apiKey = ctx.random.alphanumeric(API_KEY_LENGTH);
-  await withTransaction(ctx, async (work) => {
+  await withTransaction(ctx, realm.id, async (work) => {
     const user = await usersStore.getUserById(work.db, realm.id, userId);
     if (!user) throw resourceNotFound('No such user');
     await usersStore.updateUser(work.db, userId, { api_key: apiKey });

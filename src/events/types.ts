@@ -101,4 +101,11 @@ export interface Notice {
   perUser?: Record<number, Record<string, unknown>>;
   /** For channel messages: realm-wide listeners (all_public_streams, narrowed queues) also see it. */
   realmWide?: { realmId: number; publicChannel: boolean };
+  /**
+   * The realm and its commit sequence for notices of a committed transaction. A queue
+   * registered from a snapshot at sequence S drops the realm's notices with seq <= S: the
+   * snapshot already reflects them. Ephemeral notices (typing, heartbeat) have none.
+   */
+  realmId?: number;
+  seq?: number;
 }

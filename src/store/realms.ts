@@ -29,3 +29,23 @@ export async function updateRealm(
 ): Promise<void> {
   await db.updateTable('realms').set(changes).where('id', '=', id).execute();
 }
+
+/** Advance the realm's commit sequence; the row lock orders evented commits of one realm. */
+export async function nextEventSeq(db: Q, realmId: number): Promise<number> {
+  const row = await db
+    .updateTable('realms')
+    .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
+    .where('id', '=', realmId)
+    .returning('event_seq')
+    .executeTakeFirstOrThrow();
+  return Number(row.event_seq);
+}
+
+export async function currentEventSeq(db: Q, realmId: number): Promise<number> {
+  const row = await db
+    .selectFrom('realms')
+    .select('event_seq')
+    .where('id', '=', realmId)
+    .executeTakeFirstOrThrow();
+  return Number(row.event_seq);
+}

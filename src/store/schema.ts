@@ -13,6 +13,8 @@ export interface RealmTable {
   date_created: number;
   deactivated: number;
   settings: string;
+  /** Commit sequence of the realm's evented changes (see actions/transaction.ts). */
+  event_seq: Generated<number>;
 }
 
 export interface UserTable {

@@ -3,7 +3,7 @@
 import type { AppContext } from '../../src/context.ts';
 import { doCreateRealm } from '../../src/actions/realms.ts';
 import { doCreateUser } from '../../src/actions/users.ts';
-import { withTransaction } from '../../src/actions/transaction.ts';
+import { withTransaction, type Work } from '../../src/actions/transaction.ts';
 import { ROLE } from '../../src/lib/roles.ts';
 import type { RealmRow, UserRow } from '../../src/store/schema.ts';
 
@@ -55,62 +55,63 @@ function toFixtureUser(row: UserRow, password: string): FixtureUser {
 }
 
 export async function seedFixture(ctx: AppContext): Promise<Fixture> {
-  return withTransaction(ctx, async (work) => {
-    const realm: RealmRow = await doCreateRealm(ctx, work, {
+  const realm = await withTransaction(ctx, null, (work) =>
+    doCreateRealm(ctx, work, {
       name: 'Parley Test',
       stringId: '',
       description: 'The **fixture** organization.',
-    });
-    const mk = async (
-      r: RealmRow,
-      email: string,
-      fullName: string,
-      role: number,
-      extra: { isBot?: boolean; botOwnerId?: number } = {},
-    ) => {
-      const password = `${email.split('@')[0]}-password`;
-      const row = await doCreateUser(ctx, work, r, {
-        email,
-        fullName,
-        role,
-        password: extra.isBot ? null : password,
-        isBot: extra.isBot,
-        botType: extra.isBot ? 1 : null,
-        botOwnerId: extra.botOwnerId ?? null,
-      });
-      return toFixtureUser(row, extra.isBot ? '' : password);
-    };
-    const owner = await mk(realm, 'owner@parley.test', 'Olivia Owner', ROLE.owner);
-    const admin = await mk(realm, 'admin@parley.test', 'Adam Admin', ROLE.administrator);
-    const moderator = await mk(realm, 'moderator@parley.test', 'Mona Moderator', ROLE.moderator);
-    const member = await mk(realm, 'member@parley.test', 'Mark Member', ROLE.member);
-    const member2 = await mk(realm, 'member2@parley.test', 'Nina Member', ROLE.member);
-    const guest = await mk(realm, 'guest@parley.test', 'Gus Guest', ROLE.guest);
-    const bot = await mk(realm, 'helper-bot@parley.test', 'Helper Bot', ROLE.member, {
+    }),
+  );
+  const otherRealm = await withTransaction(ctx, null, (work) =>
+    doCreateRealm(ctx, work, { name: 'Other Org', stringId: 'other' }),
+  );
+  const mk = (
+    work: Work,
+    r: RealmRow,
+    email: string,
+    fullName: string,
+    role: number,
+    extra: { isBot?: boolean; botOwnerId?: number } = {},
+  ) => {
+    const password = extra.isBot ? '' : `${email.split('@')[0]}-password`;
+    return doCreateUser(ctx, work, r, {
+      email,
+      fullName,
+      role,
+      password: password || null,
+      isBot: extra.isBot,
+      botType: extra.isBot ? 1 : null,
+      botOwnerId: extra.botOwnerId ?? null,
+    }).then((row) => toFixtureUser(row, password));
+  };
+  const users = await withTransaction(ctx, realm.id, async (work) => {
+    const owner = await mk(work, realm, 'owner@parley.test', 'Olivia Owner', ROLE.owner);
+    const admin = await mk(work, realm, 'admin@parley.test', 'Adam Admin', ROLE.administrator);
+    const moderator = await mk(
+      work,
+      realm,
+      'moderator@parley.test',
+      'Mona Moderator',
+      ROLE.moderator,
+    );
+    const member = await mk(work, realm, 'member@parley.test', 'Mark Member', ROLE.member);
+    const member2 = await mk(work, realm, 'member2@parley.test', 'Nina Member', ROLE.member);
+    const guest = await mk(work, realm, 'guest@parley.test', 'Gus Guest', ROLE.guest);
+    const bot = await mk(work, realm, 'helper-bot@parley.test', 'Helper Bot', ROLE.member, {
       isBot: true,
       botOwnerId: member.id,
     });
-    const deactivated = await mk(realm, 'gone@parley.test', 'Dee Deactivated', ROLE.member);
+    const deactivated = await mk(work, realm, 'gone@parley.test', 'Dee Deactivated', ROLE.member);
     await work.db
       .updateTable('users')
       .set({ is_active: 0 })
       .where('id', '=', deactivated.id)
       .execute();
-    const otherRealm = await doCreateRealm(ctx, work, { name: 'Other Org', stringId: 'other' });
-    const otherOwner = await mk(otherRealm, 'owner@other.test', 'Otto Other', ROLE.owner);
-    const realmInfo = (r: RealmRow) => ({ id: r.id, string_id: r.string_id, name: r.name });
-    return {
-      realm: realmInfo(realm),
-      other: realmInfo(otherRealm),
-      owner,
-      admin,
-      moderator,
-      member,
-      member2,
-      guest,
-      bot,
-      deactivated,
-      otherOwner,
-    };
+    return { owner, admin, moderator, member, member2, guest, bot, deactivated };
   });
+  const otherOwner = await withTransaction(ctx, otherRealm.id, (work) =>
+    mk(work, otherRealm, 'owner@other.test', 'Otto Other', ROLE.owner),
+  );
+  const realmInfo = (r: RealmRow) => ({ id: r.id, string_id: r.string_id, name: r.name });
+  return { realm: realmInfo(realm), other: realmInfo(otherRealm), ...users, otherOwner };
 }

@@ -12,6 +12,7 @@ export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promis
     .addColumn('date_created', 'integer', (c) => c.notNull())
     .addColumn('deactivated', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('settings', 'text', (c) => c.notNull().defaultTo('{}'))
+    .addColumn('event_seq', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
 
   await idColumn(db.schema.createTable('users'), dialect)
