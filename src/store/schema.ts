@@ -68,6 +68,119 @@ export interface UserGroupSubgroupTable {
   subgroup_id: number;
 }
 
+export interface ChannelTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  name_key: string;
+  description: string;
+  rendered_description: string;
+  invite_only: number;
+  is_web_public: number;
+  history_public_to_subscribers: number;
+  message_retention_days: number | null;
+  date_created: number;
+  creator_id: number | null;
+  is_archived: number;
+  topics_policy: string;
+  folder_id: number | null;
+  recipient_id: number | null;
+  /** Group-permission settings as group ids. */
+  settings: string;
+}
+
+export interface RecipientTable {
+  id: Generated<number>;
+  realm_id: number;
+  channel_id: number | null;
+  direct_key: string | null;
+}
+
+export interface DirectParticipantTable {
+  recipient_id: number;
+  user_id: number;
+}
+
+export interface SubscriptionTable {
+  user_id: number;
+  channel_id: number;
+  active: number;
+  is_muted: number;
+  pin_to_top: number;
+  color: string;
+  desktop_notifications: number | null;
+  audible_notifications: number | null;
+  push_notifications: number | null;
+  email_notifications: number | null;
+  wildcard_mentions_notify: number | null;
+}
+
+export interface MessageTable {
+  id: Generated<number>;
+  realm_id: number;
+  recipient_id: number;
+  channel_id: number | null;
+  sender_id: number;
+  topic: string;
+  content: string;
+  rendered_content: string;
+  date_sent: number;
+  sending_client: string;
+  is_me_message: number;
+  last_edit_time: number | null;
+  last_moved_time: number | null;
+  edit_history: string | null;
+  has_link: number;
+  has_image: number;
+  has_attachment: number;
+}
+
+export interface UserMessageTable {
+  user_id: number;
+  message_id: number;
+  flags: number;
+}
+
+export interface ReactionTable {
+  id: Generated<number>;
+  message_id: number;
+  user_id: number;
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+}
+
+export interface UserTopicTable {
+  user_id: number;
+  channel_id: number;
+  topic_name: string;
+  topic_key: string;
+  visibility_policy: number;
+  last_updated: number;
+}
+
+export interface AlertWordTable {
+  user_id: number;
+  word: string;
+}
+
+export interface DefaultChannelTable {
+  realm_id: number;
+  channel_id: number;
+}
+
+export interface DefaultChannelGroupTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  description: string;
+}
+
+export interface DefaultChannelGroupChannelTable {
+  group_id: number;
+  channel_id: number;
+}
+
 export interface DB {
   realms: RealmTable;
   users: UserTable;
@@ -75,6 +188,18 @@ export interface DB {
   user_groups: UserGroupTable;
   user_group_members: UserGroupMemberTable;
   user_group_subgroups: UserGroupSubgroupTable;
+  channels: ChannelTable;
+  recipients: RecipientTable;
+  direct_participants: DirectParticipantTable;
+  subscriptions: SubscriptionTable;
+  messages: MessageTable;
+  user_messages: UserMessageTable;
+  reactions: ReactionTable;
+  user_topics: UserTopicTable;
+  alert_words: AlertWordTable;
+  default_channels: DefaultChannelTable;
+  default_channel_groups: DefaultChannelGroupTable;
+  default_channel_group_channels: DefaultChannelGroupChannelTable;
 }
 
 export type RealmRow = Selectable<RealmTable>;
@@ -84,3 +209,9 @@ export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;
 export type UserGroupRow = Selectable<UserGroupTable>;
 export type BotServiceRow = Selectable<BotServiceTable>;
+export type ChannelRow = Selectable<ChannelTable>;
+export type SubscriptionRow = Selectable<SubscriptionTable>;
+export type MessageRow = Selectable<MessageTable>;
+export type RecipientRow = Selectable<RecipientTable>;
+export type ReactionRow = Selectable<ReactionTable>;
+export type UserTopicRow = Selectable<UserTopicTable>;

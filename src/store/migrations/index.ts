@@ -2,10 +2,14 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { MigrationDialect } from './helpers.ts';
 import * as m0001 from './0001_initial.ts';
+import * as m0002 from './0002_chat.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
-const MIGRATIONS: Array<[string, Up]> = [['0001_initial', m0001.up]];
+const MIGRATIONS: Array<[string, Up]> = [
+  ['0001_initial', m0001.up],
+  ['0002_chat', m0002.up],
+];
 
 export async function migrateToLatest(
   db: Kysely<unknown>,
