@@ -3,6 +3,14 @@
 import type { AppContext } from '../../src/context.ts';
 import { doCreateRealm } from '../../src/actions/realms.ts';
 import { doCreateUser } from '../../src/actions/users.ts';
+import {
+  announceNewChannel,
+  doCreateChannel,
+  doSubscribeUsers,
+  listActiveUsersByIds,
+  type NewChannelParams,
+} from '../../src/actions/channels.ts';
+import { listSystemGroups } from '../../src/store/user-groups.ts';
 import { withTransaction, type Work } from '../../src/actions/transaction.ts';
 import { ROLE } from '../../src/lib/roles.ts';
 import type { RealmRow, UserRow } from '../../src/store/schema.ts';
@@ -29,6 +37,27 @@ export interface Fixture {
   bot: FixtureUser;
   deactivated: FixtureUser;
   otherOwner: FixtureUser;
+  channels: {
+    /** public; everyone subscribed, including the guest and the bot */
+    general: FixtureChannel;
+    /** public; admin and member subscribed */
+    design: FixtureChannel;
+    /** private with shared history; owner and member subscribed */
+    private: FixtureChannel;
+    /** private with protected history; moderator and member2 subscribed */
+    secret: FixtureChannel;
+    /** public; only administrators may post; every member subscribed */
+    announce: FixtureChannel;
+    /** web-public; owner subscribed */
+    web: FixtureChannel;
+    /** the other organization's public channel; its owner subscribed */
+    otherGeneral: FixtureChannel;
+  };
+}
+
+export interface FixtureChannel {
+  id: number;
+  name: string;
 }
 
 /** The roles a permission test walks through, each with a fixture user (or none). */
@@ -112,6 +141,70 @@ export async function seedFixture(ctx: AppContext): Promise<Fixture> {
   const otherOwner = await withTransaction(ctx, otherRealm.id, (work) =>
     mk(work, otherRealm, 'owner@other.test', 'Otto Other', ROLE.owner),
   );
+  const channels = await seedChannels(ctx, realm, otherRealm, { ...users, otherOwner });
   const realmInfo = (r: RealmRow) => ({ id: r.id, string_id: r.string_id, name: r.name });
-  return { realm: realmInfo(realm), other: realmInfo(otherRealm), ...users, otherOwner };
+  return { realm: realmInfo(realm), other: realmInfo(otherRealm), ...users, otherOwner, channels };
+}
+
+async function seedChannels(
+  ctx: AppContext,
+  realm: RealmRow,
+  otherRealm: RealmRow,
+  u: Omit<Fixture, 'realm' | 'other' | 'channels'>,
+): Promise<Fixture['channels']> {
+  const make = (
+    r: RealmRow,
+    creatorId: number,
+    params: NewChannelParams,
+    subscriberIds: number[],
+  ) =>
+    withTransaction(ctx, r.id, async (work) => {
+      const [creator] = await listActiveUsersByIds(work.db, r.id, [creatorId]);
+      const channel = await doCreateChannel(ctx, work, r, creator, params);
+      await announceNewChannel(work, r, channel);
+      await doSubscribeUsers(
+        ctx,
+        work,
+        r,
+        channel,
+        await listActiveUsersByIds(work.db, r.id, subscriberIds),
+      );
+      return { id: channel.id, name: channel.name };
+    });
+  const groupIds = Object.fromEntries(
+    (await listSystemGroups(ctx.db, realm.id)).map((g) => [g.name as string, g.id]),
+  );
+  const everyone = [u.owner, u.admin, u.moderator, u.member, u.member2, u.guest, u.bot].map(
+    (x) => x.id,
+  );
+  return {
+    general: await make(
+      realm,
+      u.owner.id,
+      { name: 'general', description: 'Everyone is here.' },
+      everyone,
+    ),
+    design: await make(realm, u.admin.id, { name: 'design' }, [u.admin.id, u.member.id]),
+    private: await make(realm, u.owner.id, { name: 'private', inviteOnly: true }, [
+      u.owner.id,
+      u.member.id,
+    ]),
+    secret: await make(
+      realm,
+      u.moderator.id,
+      { name: 'secret', inviteOnly: true, historyPublicToSubscribers: false },
+      [u.moderator.id, u.member2.id],
+    ),
+    announce: await make(
+      realm,
+      u.owner.id,
+      {
+        name: 'announce',
+        groupSettings: { can_send_message_group: groupIds['role:administrators'] },
+      },
+      [u.owner.id, u.admin.id, u.moderator.id, u.member.id, u.member2.id],
+    ),
+    web: await make(realm, u.owner.id, { name: 'web', isWebPublic: true }, [u.owner.id]),
+    otherGeneral: await make(otherRealm, u.otherOwner.id, { name: 'general' }, [u.otherOwner.id]),
+  };
 }
