@@ -48,7 +48,7 @@ export const MAX_MESSAGE_LENGTH = 10000;
 
 /** Stored settings JSON → group ids (missing entries are -1, which no one is a member of). */
 export function readChannelSettings(stored: string): ChannelGroupSettings {
-  let parsed: Record<string, unknown> = {};
+  let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(stored) as Record<string, unknown>;
   } catch {
