@@ -1,5 +1,6 @@
 // The only reader of process.env. Every setting is a PARLEY_* variable, validated at
 // start; a bad value stops the start with one line naming the variable.
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -97,18 +98,49 @@ export function parseRateLimit(
   return { max: Number(m[1]), windowSeconds: Number(m[2]) };
 }
 
-export function loadConfig(env: Env = process.env): Config {
-  const host = env.PARLEY_HOST || '127.0.0.1';
-  if (!/^[A-Za-z0-9.:[\]-]+$/.test(host)) {
-    throw new ConfigError(`PARLEY_HOST must be a host name or IP address (got "${host}")`);
+const HOST_NAME_RE =
+  /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** An IP address (IPv6 with or without brackets) or a DNS host name. */
+function readHost(env: Env): string {
+  const raw = env.PARLEY_HOST || '127.0.0.1';
+  const unbracketed = /^\[(.*)\]$/.exec(raw)?.[1] ?? raw;
+  if (isIP(unbracketed) === 6) return unbracketed;
+  if (unbracketed === raw && (isIP(raw) === 4 || HOST_NAME_RE.test(raw))) return raw;
+  throw new ConfigError(`PARLEY_HOST must be a host name or IP address (got "${raw}")`);
+}
+
+/** Organizations live at the root and subdomains of this origin, so it has no path. */
+function readExternalUrl(env: Env): URL | null {
+  const url = readUrl(env, 'PARLEY_EXTERNAL_URL', ['http:', 'https:']);
+  if (url && (url.pathname !== '/' || url.search || url.hash || url.username || url.password)) {
+    throw new ConfigError(
+      `PARLEY_EXTERNAL_URL must be an origin such as https://chat.example.com, without a path (got "${env.PARLEY_EXTERNAL_URL}")`,
+    );
   }
+  return url;
+}
+
+/** Queue ids are "<nodeId>:<random>", so the id may not contain the separator. */
+function readNodeId(env: Env): string {
+  const raw = env.PARLEY_NODE_ID;
+  if (raw === undefined || raw === '') return randomNodeId();
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(raw)) {
+    throw new ConfigError(
+      `PARLEY_NODE_ID must be 1 to 32 letters, digits, "-" or "_" (got "${raw}")`,
+    );
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = readHost(env);
   const port = readInt(env, 'PARLEY_PORT', 9991, 0, 65535);
   const dataDir = resolve(env.PARLEY_DATA_DIR || './data');
   const database = readUrl(env, 'PARLEY_DATABASE_URL', ['postgres:', 'postgresql:']);
   const redis = readUrl(env, 'PARLEY_REDIS_URL', ['redis:', 'rediss:']);
   const externalUrl =
-    readUrl(env, 'PARLEY_EXTERNAL_URL', ['http:', 'https:']) ??
-    new URL(`http://${host.includes(':') ? `[${host}]` : host}:${port}`);
+    readExternalUrl(env) ?? new URL(`http://${host.includes(':') ? `[${host}]` : host}:${port}`);
   const logLevel = (env.PARLEY_LOG_LEVEL || 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(
@@ -118,7 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
   const sync = (env.PARLEY_SQLITE_SYNCHRONOUS || 'NORMAL').toUpperCase() as SqliteSynchronous;
   if (!['OFF', 'NORMAL', 'FULL'].includes(sync)) {
     throw new ConfigError(
-      `PARLEY_SQLITE_SYNCHRONOUS must be NORMAL or FULL (got "${env.PARLEY_SQLITE_SYNCHRONOUS}")`,
+      `PARLEY_SQLITE_SYNCHRONOUS must be NORMAL, FULL or OFF (got "${env.PARLEY_SQLITE_SYNCHRONOUS}")`,
     );
   }
   const allow = (env.PARLEY_OUTGOING_WEBHOOK_ALLOW || '')
@@ -151,8 +183,42 @@ export function loadConfig(env: Env = process.env): Config {
       'PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE',
       false,
     ),
-    nodeId: env.PARLEY_NODE_ID || randomNodeId(),
+    nodeId: readNodeId(env),
   };
+}
+
+/** Every variable loadConfig reads. */
+export const SETTING_NAMES = [
+  'PARLEY_HOST',
+  'PARLEY_PORT',
+  'PARLEY_DATA_DIR',
+  'PARLEY_DATABASE_URL',
+  'PARLEY_SQLITE_SYNCHRONOUS',
+  'PARLEY_REDIS_URL',
+  'PARLEY_REDIS_CHANNEL',
+  'PARLEY_EXTERNAL_URL',
+  'PARLEY_LOG_LEVEL',
+  'PARLEY_RATE_LIMIT',
+  'PARLEY_OUTGOING_WEBHOOK_ALLOW',
+  'PARLEY_OUTGOING_WEBHOOK_TIMEOUT_SECONDS',
+  'PARLEY_MAX_EMOJI_FILE_SIZE_MIB',
+  'PARLEY_HEARTBEAT_SECONDS',
+  'PARLEY_QUEUE_IDLE_TIMEOUT_SECONDS',
+  'PARLEY_MAX_EVENTS_PER_QUEUE',
+  'PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE',
+  'PARLEY_NODE_ID',
+] as const;
+
+/** Variables read by the test and CI tooling rather than the server. */
+const TOOLING_PREFIXES = ['PARLEY_TEST_', 'PARLEY_CI_', 'PARLEY_FUZZ_', 'PARLEY_BENCH_'];
+
+/** PARLEY_* variables the server does not know: most likely misspelt, so start warns. */
+export function unknownSettings(env: Env = process.env): string[] {
+  const known = new Set<string>(SETTING_NAMES);
+  return Object.keys(env)
+    .filter((k) => k.startsWith('PARLEY_') && !known.has(k))
+    .filter((k) => !TOOLING_PREFIXES.some((p) => k.startsWith(p)))
+    .sort();
 }
 
 function randomNodeId(): string {
