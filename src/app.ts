@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import { parse as parseQuery } from 'node:querystring';
 import type { AppContext } from './context.ts';
 import { JsonableError } from './lib/errors.ts';
-import { installErrorHandling, RouteTable } from './http/errors.ts';
+import { handleFrameworkError, installErrorHandling, RouteTable } from './http/errors.ts';
 import { registerRoutes, type AnyRoute } from './http/route.ts';
 import { PARLEY_VERSION } from './version.ts';
 import { serverRoutes } from './http/routes/server.ts';
@@ -32,6 +32,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
+    frameworkErrors: handleFrameworkError,
     routerOptions: {
       ignoreTrailingSlash: true,
       maxParamLength: 500,

@@ -29,6 +29,23 @@ export async function presentGroupSetting(
   };
 }
 
+/**
+ * The canonical form of a value a client sent: an anonymous group of one subgroup and no
+ * members is that subgroup, and an empty one is role:nobody.
+ */
+export async function normalizeGroupSetting(
+  db: Q,
+  realmId: number,
+  value: GroupSettingValue,
+): Promise<GroupSettingValue> {
+  if (typeof value === 'number' || value.direct_members.length > 0) return value;
+  const subgroups = [...new Set(value.direct_subgroups)];
+  if (subgroups.length === 1) return subgroups[0];
+  if (subgroups.length > 0) return value;
+  const nobody = (await groups.listSystemGroups(db, realmId)).find((g) => g.name === 'role:nobody');
+  return nobody ? nobody.id : value;
+}
+
 /** Whether two group-setting values mean the same thing (for {new, old} updates). */
 export function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
   if (typeof a === 'number' || typeof b === 'number') return a === b;
@@ -52,6 +69,7 @@ export async function resolveGroupSetting(
   now: number,
   creatorId: number | null,
 ): Promise<number> {
+  value = await normalizeGroupSetting(db, realmId, value);
   if (typeof value === 'number') {
     const group = await checkNamedGroup(db, realmId, value);
     checkAllowedGroup(settingName, group, rules);
@@ -76,8 +94,6 @@ export async function resolveGroupSetting(
     const group = await checkNamedGroup(db, realmId, id);
     checkAllowedGroup(settingName, group, rules);
   }
-  // A lone subgroup and no members is simply that group.
-  if (members.length === 0 && subgroupIds.length === 1) return subgroupIds[0];
   const anonymous = await groups.insertGroup(db, {
     realm_id: realmId,
     name: null,

@@ -2,6 +2,7 @@
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { badRequest, JsonableError, mustBeOwner } from '../lib/errors.ts';
+import { badValue } from '../lib/params.ts';
 import {
   isValidRealmScalar,
   readRealmSettings,
@@ -9,10 +10,12 @@ import {
   REALM_NAME_MAX_LENGTH,
   REALM_SETTINGS,
   writeRealmSettings,
+  type RealmScalarSpec,
   type RealmSettingName,
   type RealmSettingSpec,
   type RealmSettings,
 } from '../lib/realm-settings.ts';
+import type { RealmEvent } from '../events/types.ts';
 import { isOwner, SYSTEM_GROUPS } from '../lib/roles.ts';
 import { unixNow } from '../infra/clock.ts';
 import * as realmsStore from '../store/realms.ts';
@@ -20,7 +23,9 @@ import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
 import type { RealmRow } from '../store/schema.ts';
 import { checkAdmin } from './permissions.ts';
+import { accessChannelById } from './channel-access.ts';
 import {
+  normalizeGroupSetting,
   presentGroupSetting,
   resolveGroupSetting,
   sameGroupSetting,
@@ -139,90 +144,126 @@ export async function presentRealmSettings(
 export interface UpdateRealmParams {
   name?: string;
   description?: string;
-  /** Scalars as plain values; group settings as {new, old?}. */
+  /** Scalars as sent (a time limit may be "unlimited"); group settings as {new, old?}. */
   settings: Partial<Record<RealmSettingName, unknown>>;
 }
 
-/** PATCH /realm: administrators; owner-only settings need an owner. One realm event per changed property. */
+/** A scalar setting's value as sent, turned into the value to store, or the error for it. */
+function checkRealmScalar(name: RealmSettingName, spec: RealmScalarSpec, raw: unknown): unknown {
+  if (typeof raw === 'string' && spec.special && Object.hasOwn(spec.special, raw)) {
+    return spec.special[raw];
+  }
+  const value = spec.type === 'string' && typeof raw === 'string' ? raw.trim() : raw;
+  if (value !== null && isValidRealmScalar(spec, value)) return value;
+  if (spec.converted) throw badValue(name, raw);
+  throw badRequest(spec.invalidMessage?.(raw) ?? `Invalid ${name}`);
+}
+
+function realmSettingEvent(name: RealmSettingName, value: unknown): RealmEvent {
+  const spec: RealmSettingSpec = REALM_SETTINGS[name];
+  return spec.kind === 'scalar' && spec.updateDict
+    ? { type: 'realm', op: 'update_dict', property: 'default', data: { [name]: value } }
+    : { type: 'realm', op: 'update', property: name, value };
+}
+
+/** How PATCH /realm reports a changed value: text as "updated", anything else as itself. */
+const reported = (value: unknown): unknown => (typeof value === 'string' ? 'updated' : value);
+
+/**
+ * PATCH /realm: administrators; owner-only settings need an owner. Every value is checked
+ * before anything changes; one realm event per changed setting. Returns the changed
+ * settings, as the reference server does.
+ */
 export async function updateRealmSettings(
   ctx: AppContext,
   actor: Actor,
   params: UpdateRealmParams,
-): Promise<void> {
+): Promise<Record<string, unknown>> {
   checkAdmin(actor);
-  for (const name of Object.keys(params.settings) as RealmSettingName[]) {
-    const spec: RealmSettingSpec = REALM_SETTINGS[name];
-    if (spec.ownerOnly && !isOwner(actor.user)) throw mustBeOwner();
+  const names = Object.keys(params.settings) as RealmSettingName[];
+  const ownerOnly = names.some((n) => (REALM_SETTINGS[n] as RealmSettingSpec).ownerOnly);
+  if (ownerOnly && !isOwner(actor.user)) throw mustBeOwner();
+  const name = params.name !== undefined ? checkRealmName(params.name) : undefined;
+  if (
+    params.description !== undefined &&
+    [...params.description].length > REALM_DESCRIPTION_MAX_LENGTH
+  ) {
+    throw badRequest(`description is too long (limit: ${REALM_DESCRIPTION_MAX_LENGTH} characters)`);
   }
-  await withTransaction(ctx, actor.realm.id, async (work) => {
+  const scalars = new Map<RealmSettingName, unknown>();
+  for (const key of names) {
+    const spec: RealmSettingSpec = REALM_SETTINGS[key];
+    if (spec.kind !== 'scalar') continue;
+    const value = checkRealmScalar(key, spec, params.settings[key]);
+    if (spec.channel && value !== -1) await accessChannelById(ctx, actor, value as number);
+    scalars.set(key, value);
+  }
+
+  return withTransaction(ctx, actor.realm.id, async (work) => {
     const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;
     const recipients = await usersStore.listActiveUserIds(work.db, realm.id);
     const now = unixNow(ctx.clock);
     const changes: Partial<RealmRow> = {};
-    if (params.name !== undefined) {
-      const name = checkRealmName(params.name);
-      if (name !== realm.name) {
-        changes.name = name;
-        work.emitOnCommit(
-          { type: 'realm', op: 'update', property: 'name', value: name },
-          recipients,
-        );
-      }
+    const data: Record<string, unknown> = {};
+    if (name !== undefined && name !== realm.name) {
+      changes.name = name;
+      data.name = reported(name);
+      work.emitOnCommit({ type: 'realm', op: 'update', property: 'name', value: name }, recipients);
     }
-    if (params.description !== undefined) {
-      if ([...params.description].length > REALM_DESCRIPTION_MAX_LENGTH) {
-        throw badRequest(
-          `Organization description is too long (limit: ${REALM_DESCRIPTION_MAX_LENGTH} characters)`,
-        );
-      }
-      if (params.description !== realm.description) {
-        changes.description = params.description;
-        work.emitOnCommit(
-          { type: 'realm', op: 'update', property: 'description', value: params.description },
-          recipients,
-        );
-      }
+    if (params.description !== undefined && params.description !== realm.description) {
+      changes.description = params.description;
+      data.description = reported(params.description);
+      work.emitOnCommit(
+        { type: 'realm', op: 'update', property: 'description', value: params.description },
+        recipients,
+      );
     }
     const settings: RealmSettings = readRealmSettings(realm.settings);
     let settingsChanged = false;
-    for (const [key, raw] of Object.entries(params.settings)) {
-      const name = key as RealmSettingName;
-      const spec = REALM_SETTINGS[name];
+    for (const key of names) {
+      const spec: RealmSettingSpec = REALM_SETTINGS[key];
       if (spec.kind === 'scalar') {
-        if (!isValidRealmScalar(spec, raw)) throw badRequest(`Invalid ${name}`);
-        if (settings[name] === raw) continue;
-        settings[name] = raw as RealmSettings[RealmSettingName];
+        const value = scalars.get(key) as RealmSettings[RealmSettingName];
+        if (settings[key] === value) continue;
+        settings[key] = value;
         settingsChanged = true;
-        work.emitOnCommit({ type: 'realm', op: 'update', property: name, value: raw }, recipients);
+        data[key] = reported(value);
+        work.emitOnCommit(realmSettingEvent(key, value), recipients);
         continue;
       }
-      const update = raw as { new: GroupSettingValue; old?: GroupSettingValue };
-      const current = await presentGroupSetting(work.db, realm.id, settings[name] as number);
-      if (update.old !== undefined && !sameGroupSetting(update.old, current)) {
-        throw new JsonableError(
-          "'old' value does not match the expected value.",
-          'EXPECTATION_MISMATCH',
-          400,
-        );
+      const update = params.settings[key] as { new: GroupSettingValue; old?: GroupSettingValue };
+      const current = await presentGroupSetting(work.db, realm.id, settings[key] as number);
+      if (update.old !== undefined) {
+        const expected = await normalizeGroupSetting(work.db, realm.id, update.old);
+        if (!sameGroupSetting(expected, current)) {
+          throw new JsonableError(
+            "'old' value does not match the expected value.",
+            'EXPECTATION_MISMATCH',
+            400,
+          );
+        }
       }
-      if (sameGroupSetting(update.new, current)) continue;
-      settings[name] = await resolveGroupSetting(
+      const wanted = await normalizeGroupSetting(work.db, realm.id, update.new);
+      if (sameGroupSetting(wanted, current)) continue;
+      settings[key] = await resolveGroupSetting(
         work.db,
         realm.id,
-        name,
-        update.new,
+        key,
+        wanted,
         spec,
         now,
         actor.user.id,
       );
       settingsChanged = true;
-      const presented = await presentGroupSetting(work.db, realm.id, settings[name] as number);
+      const presented = await presentGroupSetting(work.db, realm.id, settings[key] as number);
+      data[key] = presented;
       work.emitOnCommit(
-        { type: 'realm', op: 'update_dict', property: 'default', data: { [name]: presented } },
+        { type: 'realm', op: 'update_dict', property: 'default', data: { [key]: presented } },
         recipients,
       );
     }
     if (settingsChanged) changes.settings = writeRealmSettings(settings);
     if (Object.keys(changes).length > 0) await realmsStore.updateRealm(work.db, realm.id, changes);
+    return data;
   });
 }

@@ -1,24 +1,46 @@
 // Users: creation, profile and role changes, deactivation, and the events each emits.
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
-import { badRequest, JsonableError, mustBeOwner, resourceNotFound } from '../lib/errors.ts';
-import { canSeeDeliveryEmail, presentUser } from '../lib/presenters/users.ts';
+import {
+  badRequest,
+  JsonableError,
+  mustBeAdmin,
+  mustBeOwner,
+  resourceNotFound,
+} from '../lib/errors.ts';
+import {
+  avatarUrl,
+  canSeeDeliveryEmail,
+  INACCESSIBLE_USER_NAME,
+  presentUser,
+} from '../lib/presenters/users.ts';
+import { readRealmSettings } from '../lib/realm-settings.ts';
 import { fakeEmailDomain } from '../lib/realm-url.ts';
-import { isOwner, isRole, ROLE, systemGroupForRole } from '../lib/roles.ts';
+import { isAdmin, isGuest, isOwner, isRole, ROLE, systemGroupForRole } from '../lib/roles.ts';
 import {
   EMAIL_ADDRESS_VISIBILITY,
   readUserSettings,
   writeUserSettings,
 } from '../lib/user-settings.ts';
-import { checkEmail, checkFullName, checkPassword, API_KEY_LENGTH } from '../lib/validation.ts';
+import {
+  API_KEY_LENGTH,
+  checkEmail,
+  checkFullName,
+  checkPassword,
+  isStrongPassword,
+  isValidEmail,
+} from '../lib/validation.ts';
 import { unixNow } from '../infra/clock.ts';
 import type { Q } from '../store/db.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
 import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
 import { checkAdmin } from './permissions.ts';
-import { canAccessUser, usersWhoCanAccess } from './user-access.ts';
+import { accessibleUserIds, accessUserById, usersWhoCanAccess } from './user-access.ts';
 import { withTransaction, type Work } from './transaction.ts';
+
+// Looking users up with access checks lives with the access rules.
+export { accessUserByEmail, accessUserById, isUserId } from './user-access.ts';
 
 export interface NewUserParams {
   email: string;
@@ -32,6 +54,9 @@ export interface NewUserParams {
   settings?: Record<string, unknown>;
 }
 
+/** What deactivation and role errors call the only owner, as the reference server does. */
+const LAST_OWNER_ENTITY = 'organization owner';
+
 /** The API email a user should have under their email_address_visibility. */
 function apiEmailFor(
   ctx: AppContext,
@@ -43,6 +68,21 @@ function apiEmailFor(
   return `user${user.id}@${fakeEmailDomain(ctx.config.externalUrl, realm.string_id)}`;
 }
 
+/** Under require_unique_names, no two users may share a name (compared case-insensitively). */
+async function checkNameAvailable(
+  db: Q,
+  realm: RealmRow,
+  fullName: string,
+  exceptUserId: number | null,
+): Promise<void> {
+  if (readRealmSettings(realm.settings).require_unique_names !== true) return;
+  const key = (s: string): string => s.normalize('NFKC').toLowerCase();
+  const users = await usersStore.listUsers(db, realm.id);
+  if (users.some((u) => u.id !== exceptUserId && key(u.full_name) === key(fullName))) {
+    throw badRequest('Unique names required in this organization.');
+  }
+}
+
 /** Create a user inside the caller's transaction and queue the events announcing it. */
 export async function doCreateUser(
   ctx: AppContext,
@@ -50,12 +90,13 @@ export async function doCreateUser(
   realm: RealmRow,
   params: NewUserParams,
 ): Promise<UserRow> {
-  const email = checkEmail(params.email);
   const fullName = checkFullName(params.fullName);
+  const email = checkEmail(params.email);
   if (!isRole(params.role)) throw badRequest('Invalid role');
   if (await usersStore.getUserByEmail(work.db, realm.id, email)) {
     throw badRequest(`Email '${email}' already in use`);
   }
+  await checkNameAvailable(work.db, realm, fullName, null);
   const passwordHash = params.password
     ? await ctx.passwords.hash(checkPassword(params.password))
     : null;
@@ -141,45 +182,26 @@ export async function createUser(
   return withTransaction(ctx, realm.id, (work) => doCreateUser(ctx, work, realm, params));
 }
 
-/** POST /users: administrators create a member account. */
+/** POST /users: administrators create a member account, checked in the reference server's order. */
 export async function createUserByAdmin(
   ctx: AppContext,
   actor: Actor,
   params: { email: string; password: string; full_name: string },
 ): Promise<UserRow> {
   checkAdmin(actor);
+  const fullName = checkFullName(params.full_name);
+  if (!isValidEmail(params.email)) throw badRequest('Bad name or username');
+  const email = params.email.trim().toLowerCase();
+  if (await usersStore.getUserByEmail(ctx.db, actor.realm.id, email)) {
+    throw badRequest(`Email '${params.email}' already in use`);
+  }
+  if (!isStrongPassword(params.password)) throw badRequest('The password is too weak.');
   return createUser(ctx, actor.realm, {
-    email: params.email,
-    fullName: params.full_name,
+    email,
+    fullName,
     password: params.password,
     role: ROLE.member,
   });
-}
-
-/** Find a user of the actor's realm that the actor may see, or fail as if it did not exist. */
-export async function accessUserById(
-  ctx: AppContext,
-  actor: Actor,
-  id: number,
-  opts: { allowBots?: boolean; allowDeactivated?: boolean } = {},
-): Promise<UserRow> {
-  const user = await usersStore.getUserById(ctx.db, actor.realm.id, id);
-  if (!user || !(await canAccessUser(ctx.db, actor.realm, actor.user, user)))
-    throw badRequest('No such user');
-  if (opts.allowBots === false && user.is_bot) throw badRequest('No such user');
-  if (opts.allowDeactivated === false && !user.is_active) throw badRequest('User is deactivated');
-  return user;
-}
-
-export async function accessUserByEmail(
-  ctx: AppContext,
-  actor: Actor,
-  email: string,
-): Promise<UserRow> {
-  const user = await usersStore.getUserByEmail(ctx.db, actor.realm.id, email);
-  if (!user || !(await canAccessUser(ctx.db, actor.realm, actor.user, user)))
-    throw badRequest('No such user');
-  return user;
 }
 
 /** Emit a realm_user update to everyone who can access the user. */
@@ -215,41 +237,48 @@ export async function doChangeFullName(
 ): Promise<void> {
   const fullName = checkFullName(raw);
   if (fullName === user.full_name) return;
+  await checkNameAvailable(work.db, realm, fullName, user.id);
   await usersStore.updateUser(work.db, user.id, { full_name: fullName });
   await emitPersonUpdate(work, realm, user.id, { full_name: fullName });
   if (user.is_bot) await emitBotUpdate(work, realm, user, { full_name: fullName });
 }
 
-async function doChangeRole(
+/** The avatar form of realm_user update (avatars come from the address, so they follow it). */
+export async function doAnnounceAvatar(work: Work, realm: RealmRow, user: UserRow): Promise<void> {
+  const fields = {
+    avatar_source: user.avatar_source,
+    avatar_url: avatarUrl(user),
+    avatar_url_medium: avatarUrl(user, true),
+    avatar_version: user.avatar_version,
+  };
+  await emitPersonUpdate(work, realm, user.id, fields);
+  if (user.is_bot) await emitBotUpdate(work, realm, user, { avatar_url: fields.avatar_url });
+}
+
+/** Change a role and its system-group membership. Callers check who may do it. */
+export async function doChangeRole(
   work: Work,
   realm: RealmRow,
   user: UserRow,
   role: number,
 ): Promise<void> {
   if (role === user.role) return;
+  if (!isRole(role)) throw badRequest('Invalid role');
   if (
     user.role === ROLE.owner &&
-    role !== ROLE.owner &&
-    (await usersStore.countActiveOwners(work.db, realm.id)) <= 1 &&
-    !user.is_bot
+    !user.is_bot &&
+    (await usersStore.countActiveOwners(work.db, realm.id)) <= 1
   ) {
-    throw new JsonableError(
-      'The owner permission cannot be removed from the only organization owner.',
-      'CANNOT_DEACTIVATE_LAST_USER',
-      400,
-      {
-        is_last_owner: true,
-        entity: user.full_name,
-      },
-    );
+    throw badRequest('The owner permission cannot be removed from the only organization owner.');
   }
   const before = await usersStore.listUsers(work.db, realm.id);
   await usersStore.updateUser(work.db, user.id, { role });
   const changed: UserRow = { ...user, role };
+  await emitPersonUpdate(work, realm, user.id, { role });
   const oldGroup = await systemGroupId(work.db, realm.id, systemGroupForRole(user.role));
   const newGroup = await systemGroupId(work.db, realm.id, systemGroupForRole(role));
-  const everyone = await usersStore.listActiveUserIds(work.db, realm.id);
   if (oldGroup !== newGroup) {
+    const everyone = await usersStore.listActiveUserIds(work.db, realm.id);
     await groups.removeGroupMembers(work.db, oldGroup, [user.id]);
     await groups.addGroupMembers(work.db, newGroup, [user.id]);
     work.emitOnCommit(
@@ -261,11 +290,12 @@ async function doChangeRole(
       everyone,
     );
   }
-  await emitPersonUpdate(work, realm, user.id, { role });
   if (user.is_bot) await emitBotUpdate(work, realm, user, { role });
+  if (!changed.is_active) return;
+  await doAnnounceAccessChange(work, realm, user, changed, before);
   // The user's own view of others' real addresses may change with the role.
   for (const other of before) {
-    if (other.id === user.id || !changed.is_active) continue;
+    if (other.id === user.id) continue;
     const could = canSeeDeliveryEmail(user, other);
     const can = canSeeDeliveryEmail(changed, other);
     if (could !== can) {
@@ -281,132 +311,196 @@ async function doChangeRole(
   }
 }
 
-/** PATCH /users/{id}: administrators change names and roles; only owners touch owners. */
+/**
+ * Becoming or ceasing to be a guest changes whom a user can access when guests are
+ * limited: they learn of users they gain (realm_user add) and forget those they lose.
+ */
+async function doAnnounceAccessChange(
+  work: Work,
+  realm: RealmRow,
+  before: UserRow,
+  after: UserRow,
+  users: UserRow[],
+): Promise<void> {
+  if (isGuest(before) === isGuest(after)) return;
+  const could = await accessibleUserIds(work.db, realm, before);
+  const can = await accessibleUserIds(work.db, realm, after);
+  if (could === null && can === null) return;
+  const sees = (set: Set<number> | null, u: UserRow): boolean =>
+    set === null || u.is_bot === 1 || set.has(u.id);
+  for (const other of users) {
+    if (other.id === after.id || sees(could, other) === sees(can, other)) continue;
+    work.emitOnCommit(
+      sees(can, other)
+        ? { type: 'realm_user', op: 'add', person: presentUser(other, after) }
+        : {
+            type: 'realm_user',
+            op: 'remove',
+            person: { user_id: other.id, full_name: INACCESSIBLE_USER_NAME },
+          },
+      [after.id],
+    );
+  }
+}
+
+/**
+ * PATCH /users/{id}: administrators change names and roles; only owners grant or remove
+ * the owner role. A bot's owner may rename their bot. A blank name is ignored, as the
+ * reference server does.
+ */
 export async function updateUserByAdmin(
   ctx: AppContext,
   actor: Actor,
   targetId: number,
   params: { full_name?: string; role?: number },
 ): Promise<void> {
-  checkAdmin(actor);
+  const target = await accessUserById(ctx, actor, targetId, { forAdmin: true });
+  if (params.role !== undefined && params.role !== target.role) {
+    if ((params.role === ROLE.owner || target.role === ROLE.owner) && !isOwner(actor.user))
+      throw mustBeOwner();
+    if (!isAdmin(actor.user)) throw mustBeAdmin();
+  }
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const target = await usersStore.getUserById(work.db, actor.realm.id, targetId);
-    if (!target) throw badRequest('No such user');
-    if (params.role !== undefined) {
-      if (!isRole(params.role)) throw badRequest('Invalid role');
-      if ((params.role === ROLE.owner || target.role === ROLE.owner) && !isOwner(actor.user))
-        throw mustBeOwner();
-    }
-    if (params.full_name !== undefined)
-      await doChangeFullName(work, actor.realm, target, params.full_name);
+    const current = async (): Promise<UserRow> =>
+      (await usersStore.getUserById(work.db, actor.realm.id, targetId))!;
     if (params.role !== undefined)
-      await doChangeRole(
-        work,
-        actor.realm,
-        (await usersStore.getUserById(work.db, actor.realm.id, targetId))!,
-        params.role,
-      );
+      await doChangeRole(work, actor.realm, await current(), params.role);
+    if (params.full_name !== undefined && params.full_name.trim() !== '') {
+      await doChangeFullName(work, actor.realm, await current(), params.full_name);
+    }
   });
 }
 
-async function doDeactivate(
+function lastUserError(isLastOwner: boolean): JsonableError {
+  const entity = isLastOwner ? LAST_OWNER_ENTITY : 'user';
+  return new JsonableError(
+    `Cannot deactivate the only ${entity}`,
+    'CANNOT_DEACTIVATE_LAST_USER',
+    400,
+    {
+      is_last_owner: isLastOwner,
+      entity,
+    },
+  );
+}
+
+async function isLastOwner(db: Q, realmId: number, user: UserRow): Promise<boolean> {
+  return (
+    user.role === ROLE.owner &&
+    !user.is_bot &&
+    user.is_active === 1 &&
+    (await usersStore.countActiveOwners(db, realmId)) <= 1
+  );
+}
+
+/**
+ * Deactivate a user and, first, the bots they own. Returns the ids deactivated, whose
+ * event queues the caller drops after commit. Deactivating an inactive user does nothing.
+ */
+export async function doDeactivate(
   ctx: AppContext,
   work: Work,
   realm: RealmRow,
   target: UserRow,
-): Promise<void> {
-  if (!target.is_active) throw badRequest('User is already deactivated');
-  if (
-    target.role === ROLE.owner &&
-    !target.is_bot &&
-    (await usersStore.countActiveOwners(work.db, realm.id)) <= 1
-  ) {
-    throw new JsonableError(
-      'Cannot deactivate the only organization owner',
-      'CANNOT_DEACTIVATE_LAST_USER',
-      400,
-      {
-        is_last_owner: true,
-        entity: target.full_name,
-      },
-    );
+): Promise<number[]> {
+  const current = await usersStore.getUserById(work.db, realm.id, target.id);
+  if (!current?.is_active) return [];
+  if (await isLastOwner(work.db, realm.id, current)) throw lastUserError(true);
+  const done: number[] = [];
+  // A person's bots stop with them, before they do.
+  if (!current.is_bot) {
+    for (const bot of await usersStore.listBotsOwnedBy(work.db, current.id)) {
+      done.push(...(await doDeactivate(ctx, work, realm, bot)));
+    }
   }
-  const before = await usersWhoCanAccess(work.db, realm, target.id);
-  await usersStore.updateUser(work.db, target.id, { is_active: 0 });
-  const after = new Set(await usersWhoCanAccess(work.db, realm, target.id));
-  // The deactivated user's own clients are told too, before their queues go.
+  const before = await usersWhoCanAccess(work.db, realm, current.id);
+  await usersStore.updateUser(work.db, current.id, { is_active: 0 });
+  const after = await usersWhoCanAccess(work.db, realm, current.id);
   work.emitOnCommit(
-    { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: false } },
-    [...before, target.id],
+    { type: 'realm_user', op: 'update', person: { user_id: current.id, is_active: false } },
+    after,
   );
-  const lost = before.filter((id) => !after.has(id) && id !== target.id);
-  if (lost.length > 0) {
-    work.emitOnCommit(
-      {
-        type: 'realm_user',
-        op: 'remove',
-        person: { user_id: target.id, full_name: target.full_name },
-      },
-      lost,
-    );
-  }
-  if (target.is_bot) await emitBotUpdate(work, realm, target, { is_active: false });
-  // A person's bots stop with them.
-  for (const bot of await usersStore.listBotsOwnedBy(work.db, target.id)) {
-    if (bot.is_active) await doDeactivate(ctx, work, realm, bot);
-  }
+  // Guests who could see the user only through a shared conversation lose them.
+  const kept = new Set([...after, current.id]);
+  const lost = before.filter((id) => !kept.has(id));
+  work.emitOnCommit(
+    {
+      type: 'realm_user',
+      op: 'remove',
+      person: { user_id: current.id, full_name: INACCESSIBLE_USER_NAME },
+    },
+    lost,
+  );
+  if (current.is_bot) await emitBotUpdate(work, realm, current, { is_active: false });
+  done.push(current.id);
+  return done;
 }
 
-/** DELETE /users/{id}: administrators; only owners may deactivate owners. */
+function dropQueues(ctx: AppContext, userIds: number[]): void {
+  for (const id of userIds) ctx.queues.dropUserQueues(id);
+}
+
+/** DELETE /users/{id}: administrators; only owners deactivate owners; never the last owner. */
 export async function deactivateUser(
   ctx: AppContext,
   actor: Actor,
   targetId: number,
 ): Promise<void> {
-  checkAdmin(actor);
-  await withTransaction(ctx, actor.realm.id, async (work) => {
-    const target = await usersStore.getUserById(work.db, actor.realm.id, targetId);
-    if (!target) throw badRequest('No such user');
-    if (target.role === ROLE.owner && !isOwner(actor.user)) throw mustBeOwner();
-    await doDeactivate(ctx, work, actor.realm, target);
+  const target = await accessUserById(ctx, actor, targetId, {
+    forAdmin: true,
+    allowBots: false,
+    allowDeactivated: false,
   });
-  ctx.queues.dropUserQueues(targetId);
+  if (target.role === ROLE.owner && !isOwner(actor.user)) throw mustBeOwner();
+  const done = await withTransaction(ctx, actor.realm.id, (work) =>
+    doDeactivate(ctx, work, actor.realm, target),
+  );
+  dropQueues(ctx, done);
 }
 
-/** DELETE /users/me. */
+/** DELETE /users/me: anyone but the organization's last user or last owner. */
 export async function deactivateSelf(ctx: AppContext, actor: Actor): Promise<void> {
-  await withTransaction(ctx, actor.realm.id, async (work) => {
-    await doDeactivate(
-      ctx,
-      work,
-      actor.realm,
-      (await usersStore.getUserById(work.db, actor.realm.id, actor.user.id))!,
-    );
+  const done = await withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = (await usersStore.getUserById(work.db, actor.realm.id, actor.user.id))!;
+    if ((await usersStore.countActiveUsers(work.db, actor.realm.id)) <= 1)
+      throw lastUserError(false);
+    if (await isLastOwner(work.db, actor.realm.id, me)) throw lastUserError(true);
+    return doDeactivate(ctx, work, actor.realm, me);
   });
-  ctx.queues.dropUserQueues(actor.user.id);
+  dropQueues(ctx, done);
 }
 
-/** POST /users/{id}/reactivate: administrators. */
+/** POST /users/{id}/reactivate: administrators, or a bot's owner for their bot. */
 export async function reactivateUser(
   ctx: AppContext,
   actor: Actor,
   targetId: number,
 ): Promise<void> {
-  checkAdmin(actor);
+  const target = await accessUserById(ctx, actor, targetId, { forAdmin: true });
+  if (target.is_active) throw badRequest('User is already active');
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const target = await usersStore.getUserById(work.db, actor.realm.id, targetId);
-    if (!target) throw badRequest('No such user');
-    if (target.is_active) throw badRequest('User is already active');
-    if (target.role === ROLE.owner && !isOwner(actor.user)) throw mustBeOwner();
     if (target.is_bot && target.bot_owner_id) {
       const owner = await usersStore.getUserById(work.db, actor.realm.id, target.bot_owner_id);
       if (!owner?.is_active) throw badRequest('Cannot reactivate a bot whose owner is deactivated');
     }
+    const before = new Set(await usersWhoCanAccess(work.db, actor.realm, target.id));
     await usersStore.updateUser(work.db, target.id, { is_active: 1 });
-    const to = await usersWhoCanAccess(work.db, actor.realm, target.id);
+    const reactivated: UserRow = { ...target, is_active: 1 };
+    const after = await usersWhoCanAccess(work.db, actor.realm, target.id);
+    // Guests who regain access through a shared conversation learn of the user afresh.
+    const gained = await usersStore.listUsersByIds(
+      work.db,
+      actor.realm.id,
+      after.filter((id) => !before.has(id) && id !== target.id),
+    );
+    emitPerViewer(work, gained, (viewer) => ({
+      type: 'realm_user',
+      op: 'add',
+      person: presentUser(reactivated, viewer),
+    }));
     work.emitOnCommit(
       { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } },
-      to,
+      after,
     );
     if (target.is_bot) await emitBotUpdate(work, actor.realm, target, { is_active: true });
   });

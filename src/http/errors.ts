@@ -27,9 +27,22 @@ export function toJsonableError(err: FastifyError | Error): JsonableError | null
   ) {
     return new JsonableError('Malformed JSON', 'INVALID_JSON', 400);
   }
+  if (code === 'FST_ERR_BAD_URL') return new JsonableError('Malformed URL', 'BAD_REQUEST', 400);
   if (status >= 400 && status < 500)
     return new JsonableError(err.message || 'Bad request', 'BAD_REQUEST', status);
   return null;
+}
+
+/**
+ * Errors Fastify raises before routing (a path that is not valid percent-encoding, say);
+ * passed as the `frameworkErrors` option so they get the same JSON envelope.
+ */
+export function handleFrameworkError(
+  err: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  sendError(reply, toJsonableError(err) ?? new JsonableError('Bad request', 'BAD_REQUEST', 400));
 }
 
 /** Route patterns by method, to tell "no such route" (404) from "wrong method" (405). */

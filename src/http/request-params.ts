@@ -25,7 +25,7 @@ function addValue(out: Record<string, string>, key: string, value: unknown): voi
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Values must be well-formed text; NUL-free checks belong to the parameters that need them. */
+/** Values must be well-formed text (lib/params.ts refuses NUL in the parameters it reads). */
 function checkText(key: string, value: string): void {
   if (LONE_SURROGATE.test(value)) throw badRequest(`Parameter '${key}' is not valid UTF-8`);
 }
@@ -70,11 +70,13 @@ export async function collectRawParams(
           413,
         );
       }
-      if (code.startsWith('FST_')) throw badRequest('Malformed multipart body');
       throw badRequest('Malformed multipart body');
     }
-  } else if (request.body !== undefined && request.body !== null) {
+  } else if (request.body !== undefined && request.body !== null && request.body !== '') {
     const body = request.body;
+    // Fastify's built-in text/plain parser hands over a string: not a parameter format.
+    if (typeof body === 'string' && !/json/i.test(request.headers['content-type'] ?? ''))
+      throw new JsonableError('Unsupported Content-Type', 'UNSUPPORTED_MEDIA_TYPE', 415);
     if (typeof body !== 'object' || Array.isArray(body))
       throw badRequest('The request body must hold named parameters');
     for (const [k, v] of Object.entries(body as Record<string, unknown>)) addValue(values, k, v);

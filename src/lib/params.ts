@@ -55,7 +55,8 @@ export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>):
       );
     }
     if (present.length === 0) {
-      if (required.has(name)) {
+      // TypeBox lists a property with a default as required; the default makes it optional.
+      if (required.has(name) && propSchema.default === undefined) {
         throw new JsonableError(`Missing '${name}' argument`, 'REQUEST_VARIABLE_MISSING', 400, {
           var_name: name,
         });
@@ -74,21 +75,45 @@ export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>):
 
 /** Turn one raw string into a value of the schema's type. */
 export function parseParamValue(name: string, schema: JsonSchema, raw: string): unknown {
+  const value = parseTypedValue(name, schema, raw);
+  // No parameter has a use for NUL, and PostgreSQL text cannot hold it.
+  if (containsNul(value)) throw typeError(`${name} must not contain null bytes`);
+  return value;
+}
+
+function parseTypedValue(name: string, schema: JsonSchema, raw: string): unknown {
   if (acceptsOnlyString(schema)) return checkValue(name, schema, raw);
   const parsed = parseJsonText(raw);
+  if (parsed.ok && jsonDepth(parsed.value) > MAX_JSON_DEPTH) {
+    throw typeError(`${name} is nested too deeply`);
+  }
   if (parsed.ok && matches(schema, parsed.value)) return checkValue(name, schema, parsed.value);
   // A union that also takes a plain string (a channel given by name or by id, say).
   if (acceptsString(schema) && matches(schema, raw)) return checkValue(name, schema, raw);
   if (!parsed.ok) {
     if (schema.type === 'integer') throw typeError(`${name} is not an integer`);
-    if (schema.type === 'number') throw typeError(`${name} is not a number`);
+    if (schema.type === 'number') throw typeError(`${name} is not a float`);
     if (schema.type === 'boolean') throw typeError(`${name} is not a boolean`);
-    throw new JsonableError(`${name} is not valid JSON`, 'INVALID_JSON', 400, { var_name: name });
-  }
-  if (jsonDepth(parsed.value) > MAX_JSON_DEPTH) {
-    throw typeError(`${name} is nested too deeply`);
+    throw typeError(`${name} is not valid JSON`);
   }
   return checkValue(name, schema, parsed.value);
+}
+
+/** Whether any string in the value (object keys included) holds U+0000, without recursion. */
+function containsNul(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return true;
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        if (k.includes('\u0000')) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
 }
 
 function typeError(msg: string): JsonableError {
@@ -96,7 +121,19 @@ function typeError(msg: string): JsonableError {
 }
 
 function invalid(path: string): JsonableError {
-  return new JsonableError(`Invalid ${path}`, 'REQUEST_VARIABLE_INVALID', 400, { var_name: path });
+  return typeError(`Invalid ${path}`);
+}
+
+/**
+ * A value of the right type that the parameter's converter refuses (a time limit of 0,
+ * say): the reference server's older REQUEST_VARIABLE_INVALID form, naming the value.
+ */
+export function badValue(name: string, value: unknown): JsonableError {
+  const shown = typeof value === 'string' ? value : JSON.stringify(value);
+  return new JsonableError(`Bad value for '${name}': ${shown}`, 'REQUEST_VARIABLE_INVALID', 400, {
+    var_name: name,
+    bad_value: value,
+  });
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false };
@@ -173,7 +210,7 @@ function checkValue(path: string, schema: JsonSchema, value: unknown): unknown {
       }
       if (schema.minLength !== undefined && length < schema.minLength) {
         throw typeError(
-          schema.minLength === 1 ? `${path} cannot be blank` : `${path} is too short`,
+          schema.minLength === 1 ? `${path} cannot be blank` : `${path} is too short.`,
         );
       }
       return value;
@@ -185,7 +222,7 @@ function checkValue(path: string, schema: JsonSchema, value: unknown): unknown {
       return checkRange(path, schema, value);
     case 'number':
       if (typeof value !== 'number' || !Number.isFinite(value))
-        throw typeError(`${path} is not a number`);
+        throw typeError(`${path} is not a float`);
       return checkRange(path, schema, value);
     case 'boolean':
       if (typeof value !== 'boolean') throw typeError(`${path} is not a boolean`);

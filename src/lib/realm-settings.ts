@@ -2,19 +2,36 @@
 // snapshot (as realm_<name>) and realm update events. Group-permission settings hold a
 // user-group id (a system group, a named group, or an anonymous group of direct members
 // and subgroups) and are shown to clients as a group-setting value.
-import { safeJson, type SettingValue } from './user-settings.ts';
+import { LANGUAGES, safeJson, type SettingValue } from './user-settings.ts';
 import type { SystemGroupName } from './roles.ts';
 
 export interface RealmScalarSpec {
   kind: 'scalar';
   type: 'bool' | 'int' | 'string';
   default: SettingValue | null;
+  /** The stored value may be null (an unlimited time limit). */
   nullable?: boolean;
   values?: readonly SettingValue[];
   min?: number;
   max?: number;
+  minLength?: number;
   maxLength?: number;
   ownerOnly?: boolean;
+  /** Words a client may send instead of a number, and the value each stands for. */
+  special?: Readonly<Record<string, SettingValue | null>>;
+  /**
+   * Refused values are reported the way the reference server's converters report them
+   * (REQUEST_VARIABLE_INVALID, "Bad value for 'x': v") rather than "Invalid x".
+   */
+  converted?: boolean;
+  /** The value names a channel (-1 for none) the acting administrator must be able to see. */
+  channel?: boolean;
+  /** Changes are announced as realm update_dict (the message-editing settings, for history). */
+  updateDict?: boolean;
+  /** Other parameter names PATCH /realm accepts for the setting. */
+  aliases?: readonly string[];
+  /** The reference server's message for a refused value, where it is not "Invalid <name>". */
+  invalidMessage?: (value: unknown) => string;
 }
 
 export interface RealmGroupSpec {
@@ -29,19 +46,22 @@ export interface RealmGroupSpec {
 
 export type RealmSettingSpec = RealmScalarSpec | RealmGroupSpec;
 
-const bool = (d: boolean, ownerOnly = false): RealmScalarSpec => ({
+const bool = (d: boolean, extra: Partial<RealmScalarSpec> = {}): RealmScalarSpec => ({
   kind: 'scalar',
   type: 'bool',
   default: d,
-  ownerOnly,
+  ...extra,
 });
-const seconds = (d: number | null): RealmScalarSpec => ({
+/** A time limit in seconds; "unlimited" (stored as null) lifts it. */
+const seconds = (d: number | null, extra: Partial<RealmScalarSpec> = {}): RealmScalarSpec => ({
   kind: 'scalar',
   type: 'int',
   default: d,
   nullable: true,
-  min: 0,
-  max: 365 * 24 * 3600,
+  min: 1,
+  special: { unlimited: null },
+  converted: true,
+  ...extra,
 });
 const group = (d: SystemGroupName, extra: Partial<RealmGroupSpec> = {}): RealmGroupSpec => ({
   kind: 'group',
@@ -49,16 +69,24 @@ const group = (d: SystemGroupName, extra: Partial<RealmGroupSpec> = {}): RealmGr
   forbidden: ['role:internet'],
   ...extra,
 });
-const channelRef: RealmScalarSpec = { kind: 'scalar', type: 'int', default: -1, min: -1 };
+const channelRef: RealmScalarSpec = {
+  kind: 'scalar',
+  type: 'int',
+  default: -1,
+  min: -1,
+  channel: true,
+};
 
 export const REALM_TOPICS_POLICIES = ['allow_empty_topic', 'disable_empty_topic'] as const;
 export const MESSAGE_EDIT_HISTORY_POLICIES = ['all', 'moves', 'none'] as const;
 export const DEFAULT_EMPTY_TOPIC_DISPLAY_NAME = 'general chat';
+export const REALM_LANGUAGES = Object.keys(LANGUAGES);
+/** 0: none; 1: Jitsi Meet (the only providers a server without credentials offers). */
+export const VIDEO_CHAT_PROVIDERS = [0, 1] as const;
 
 export const REALM_SETTINGS = {
-  // Scalars, including the name and description columns (handled by the same table).
-  allow_message_editing: bool(true),
-  message_content_edit_limit_seconds: seconds(600),
+  allow_message_editing: bool(true, { updateDict: true }),
+  message_content_edit_limit_seconds: seconds(600, { updateDict: true }),
   message_content_delete_limit_seconds: seconds(null),
   move_messages_within_stream_limit_seconds: seconds(604800),
   move_messages_between_streams_limit_seconds: seconds(604800),
@@ -74,7 +102,15 @@ export const REALM_SETTINGS = {
     default: 'allow_empty_topic',
     values: REALM_TOPICS_POLICIES,
   },
-  empty_topic_display_name: { kind: 'scalar', type: 'string', default: '', maxLength: 60 },
+  // Shown for the empty topic to clients without the empty_topic_name capability.
+  empty_topic_display_name: {
+    kind: 'scalar',
+    type: 'string',
+    default: DEFAULT_EMPTY_TOPIC_DISPLAY_NAME,
+    minLength: 1,
+    maxLength: 60,
+    aliases: ['realm_empty_topic_display_name'],
+  },
   moderation_request_channel_id: channelRef,
   new_stream_announcements_stream_id: channelRef,
   signup_announcements_stream_id: channelRef,
@@ -84,24 +120,44 @@ export const REALM_SETTINGS = {
   require_unique_names: bool(false),
   send_welcome_emails: bool(true),
   digest_emails_enabled: bool(false),
-  default_language: { kind: 'scalar', type: 'string', default: 'en', maxLength: 10 },
-  message_retention_days: { kind: 'scalar', type: 'int', default: -1, min: -1, ownerOnly: true },
+  default_language: {
+    kind: 'scalar',
+    type: 'string',
+    default: 'en',
+    values: REALM_LANGUAGES,
+    invalidMessage: (v) => `Invalid language '${String(v)}'`,
+  },
+  // "unlimited" keeps messages forever (stored as -1).
+  message_retention_days: {
+    kind: 'scalar',
+    type: 'int',
+    default: -1,
+    min: 1,
+    special: { unlimited: -1 },
+    converted: true,
+    ownerOnly: true,
+  },
   waiting_period_threshold: {
     kind: 'scalar',
     type: 'int',
     default: 0,
     min: 0,
-    max: 3650,
     ownerOnly: true,
+    converted: true,
   },
-  invite_required: bool(true, true),
-  emails_restricted_to_domains: bool(false, true),
-  disallow_disposable_email_addresses: bool(true, true),
-  video_chat_provider: { kind: 'scalar', type: 'int', default: 1, values: [0, 1] },
+  invite_required: bool(true, { ownerOnly: true }),
+  emails_restricted_to_domains: bool(false, { ownerOnly: true }),
+  disallow_disposable_email_addresses: bool(true, { ownerOnly: true }),
+  video_chat_provider: {
+    kind: 'scalar',
+    type: 'int',
+    default: 1,
+    values: VIDEO_CHAT_PROVIDERS,
+    invalidMessage: (v) => `Invalid video_chat_provider ${String(v)}`,
+  },
   // Group-permission settings.
   can_access_all_users_group: group('role:everyone', {
     systemGroupsOnly: ['role:everyone', 'role:members'],
-    ownerOnly: true,
   }),
   can_add_custom_emoji_group: group('role:members'),
   can_add_subscribers_group: group('role:members'),
@@ -115,9 +171,12 @@ export const REALM_SETTINGS = {
   can_create_write_only_bots_group: group('role:members'),
   can_delete_any_message_group: group('role:administrators'),
   can_delete_own_message_group: group('role:everyone'),
-  can_invite_users_group: group('role:members', { forbidden: ['role:internet', 'role:everyone'] }),
-  can_manage_all_groups: group('role:owners', {
+  can_invite_users_group: group('role:members', {
     forbidden: ['role:internet', 'role:everyone'],
+    ownerOnly: true,
+  }),
+  can_manage_all_groups: group('role:owners', {
+    forbidden: ['role:internet', 'role:everyone', 'role:nobody'],
     ownerOnly: true,
   }),
   can_mention_many_users_group: group('role:administrators'),
@@ -126,6 +185,7 @@ export const REALM_SETTINGS = {
   can_resolve_topics_group: group('role:everyone'),
   create_multiuse_invite_group: group('role:administrators', {
     forbidden: ['role:internet', 'role:everyone'],
+    ownerOnly: true,
   }),
   direct_message_initiator_group: group('role:everyone'),
   direct_message_permission_group: group('role:everyone'),
@@ -169,7 +229,12 @@ export function isValidRealmScalar(spec: RealmScalarSpec, v: unknown): boolean {
   ) {
     return false;
   }
-  return !(typeof v === 'string' && spec.maxLength !== undefined && [...v].length > spec.maxLength);
+  if (typeof v === 'string') {
+    const length = [...v.trim()].length;
+    if (spec.maxLength !== undefined && length > spec.maxLength) return false;
+    if (spec.minLength !== undefined && length < spec.minLength) return false;
+  }
+  return true;
 }
 
 export const REALM_NAME_MAX_LENGTH = 40;

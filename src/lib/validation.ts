@@ -2,43 +2,64 @@
 import { badRequest } from './errors.ts';
 
 export const MAX_NAME_LENGTH = 100;
+export const MIN_NAME_LENGTH = 2;
 export const MAX_EMAIL_LENGTH = 254;
 export const MIN_PASSWORD_LENGTH = 6;
 export const MAX_PASSWORD_LENGTH = 100;
-const NAME_FORBIDDEN = /[*`\\>"@\p{Cc}\p{Cf}]/u;
+// Characters that break mention syntax, and every control, format, private-use or
+// unassigned code point.
+const NAME_FORBIDDEN = /[*`\\>"@\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}]/u;
 const EMAIL_RE =
   /^[A-Za-z0-9.!#$%&'*+/=?^_{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
-/** A display name: trimmed, not blank, bounded, without characters that break mentions. */
+/** A display name: trimmed, bounded, without characters that break mentions. */
 export function checkFullName(raw: string): string {
   const name = raw.trim();
-  if (name.length < 1) throw badRequest('Name too short!');
-  if ([...name].length > MAX_NAME_LENGTH) throw badRequest('Name too long!');
+  const length = [...name].length;
+  if (length > MAX_NAME_LENGTH) throw badRequest('Name too long!');
+  if (length < MIN_NAME_LENGTH) throw badRequest('Name too short!');
   if (NAME_FORBIDDEN.test(name)) throw badRequest('Invalid characters in name!');
+  // "Name|15" would read as a mention of user 15.
+  if (/\|\d+$/.test(raw)) throw badRequest('Invalid format!');
   return name;
+}
+
+/** Whether the address is well formed (lower-cased by checkEmail before storing). */
+export function isValidEmail(raw: string): boolean {
+  const email = raw.trim();
+  return email.length <= MAX_EMAIL_LENGTH && EMAIL_RE.test(email);
 }
 
 /** An email address, normalised to lower case. */
 export function checkEmail(raw: string): string {
-  const email = raw.trim().toLowerCase();
-  if (email.length > MAX_EMAIL_LENGTH || !EMAIL_RE.test(email))
-    throw badRequest(`Invalid email '${raw}'`);
-  return email;
+  if (!isValidEmail(raw)) throw badRequest(`Invalid email '${raw}'`);
+  return raw.trim().toLowerCase();
+}
+
+/** Whether a password is long enough and usable (the reference server's strength gate). */
+export function isStrongPassword(password: string): boolean {
+  return (
+    [...password].length >= MIN_PASSWORD_LENGTH &&
+    password.length <= MAX_PASSWORD_LENGTH &&
+    !password.includes('\u0000')
+  );
 }
 
 export function checkPassword(password: string): string {
-  if (password.length < MIN_PASSWORD_LENGTH) throw badRequest('The password is too weak.');
-  if (password.length > MAX_PASSWORD_LENGTH) throw badRequest('The password is too long.');
-  if (password.includes('\u0000')) throw badRequest('Invalid password');
+  if (!isStrongPassword(password)) throw badRequest('The password is too weak.');
   return password;
 }
 
 let knownTimezones: Set<string> | null = null;
-/** An IANA time zone name, or "" for none. */
-export function checkTimezone(tz: string): string {
-  if (tz === '') return tz;
+/** Whether tz is an IANA time zone name, or "" for none. */
+export function isKnownTimezone(tz: string): boolean {
+  if (tz === '') return true;
   knownTimezones ??= new Set(Intl.supportedValuesOf('timeZone').concat(['UTC', 'Etc/UTC']));
-  if (!knownTimezones.has(tz)) throw badRequest(`Invalid timezone '${tz}'`);
+  return knownTimezones.has(tz);
+}
+
+export function checkTimezone(tz: string): string {
+  if (!isKnownTimezone(tz)) throw badRequest('timezone is not a recognized time zone');
   return tz;
 }
 

@@ -35,6 +35,8 @@ export interface UserTable {
   avatar_source: string;
   avatar_version: number;
   settings: string;
+  /** Bots: whether their event queues follow every public channel unless told otherwise. */
+  default_all_public_streams: Generated<number>;
 }
 
 export interface BotServiceTable {
@@ -43,6 +45,15 @@ export interface BotServiceTable {
   base_url: string;
   interface: number;
   token: string;
+  /** Outgoing webhooks: the service's name; embedded bots: which bot runs. */
+  service_name: Generated<string>;
+}
+
+/** Key/value configuration of an embedded bot. */
+export interface BotConfigDataTable {
+  bot_id: number;
+  key: string;
+  value: string;
 }
 
 export interface UserGroupTable {
@@ -185,6 +196,7 @@ export interface DB {
   realms: RealmTable;
   users: UserTable;
   bot_services: BotServiceTable;
+  bot_config_data: BotConfigDataTable;
   user_groups: UserGroupTable;
   user_group_members: UserGroupMemberTable;
   user_group_subgroups: UserGroupSubgroupTable;
@@ -209,6 +221,8 @@ export type NewUser = Insertable<UserTable>;
 export type UserUpdate = Updateable<UserTable>;
 export type UserGroupRow = Selectable<UserGroupTable>;
 export type BotServiceRow = Selectable<BotServiceTable>;
+export type NewBotService = Insertable<BotServiceTable>;
+export type BotConfigDataRow = Selectable<BotConfigDataTable>;
 export type ChannelRow = Selectable<ChannelTable>;
 export type SubscriptionRow = Selectable<SubscriptionTable>;
 export type MessageRow = Selectable<MessageTable>;

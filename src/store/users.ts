@@ -1,5 +1,5 @@
 import type { Q } from './db.ts';
-import type { BotServiceRow, NewUser, UserRow, UserUpdate } from './schema.ts';
+import type { NewUser, UserRow, UserUpdate } from './schema.ts';
 
 export async function insertUser(db: Q, row: NewUser): Promise<UserRow> {
   return db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
@@ -111,23 +111,62 @@ export async function listBots(db: Q, realmId: number): Promise<UserRow[]> {
     .execute();
 }
 
-export async function insertBotService(db: Q, row: Omit<BotServiceRow, 'id'>): Promise<void> {
-  await db.insertInto('bot_services').values(row).execute();
+/** Users who share a direct-message conversation with the user (themselves included). */
+export async function listDirectMessagePartners(db: Q, userId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('direct_participants as mine')
+    .innerJoin('direct_participants as theirs', 'theirs.recipient_id', 'mine.recipient_id')
+    .select('theirs.user_id')
+    .distinct()
+    .where('mine.user_id', '=', userId)
+    .execute();
+  return rows.map((r) => r.user_id);
 }
 
-export async function getBotService(db: Q, botId: number): Promise<BotServiceRow | undefined> {
-  return db.selectFrom('bot_services').selectAll().where('bot_id', '=', botId).executeTakeFirst();
+/** The newest message the user has received, or -1. */
+export async function maxMessageIdForUser(db: Q, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('user_messages')
+    .select((eb) => eb.fn.max('message_id').as('max_id'))
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row?.max_id === null || row?.max_id === undefined ? -1 : Number(row.max_id);
 }
 
-export async function listBotServices(db: Q, botIds: number[]): Promise<BotServiceRow[]> {
-  if (botIds.length === 0) return [];
-  return db.selectFrom('bot_services').selectAll().where('bot_id', 'in', botIds).execute();
-}
-
-export async function updateBotService(
+/** By API email only, case-insensitively. */
+export async function getUserByApiEmail(
   db: Q,
-  botId: number,
-  changes: Partial<Pick<BotServiceRow, 'base_url' | 'interface'>>,
-): Promise<void> {
-  await db.updateTable('bot_services').set(changes).where('bot_id', '=', botId).execute();
+  realmId: number,
+  email: string,
+): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('email', '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+/** By real address only, case-insensitively. */
+export async function getUserByDeliveryEmail(
+  db: Q,
+  realmId: number,
+  email: string,
+): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('delivery_email', '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+export async function countActiveUsers(db: Q, realmId: number): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('realm_id', '=', realmId)
+    .where('is_active', '=', 1)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }

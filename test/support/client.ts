@@ -96,6 +96,52 @@ export class Client {
     return this.request('DELETE', path, params);
   }
 
+  /**
+   * Send the parameters as multipart/form-data, as some clients send every POST (values
+   * encoded as request() does), with optional file parts.
+   */
+  async multipart(
+    method: string,
+    path: string,
+    params: Params = {},
+    files: Array<{ field: string; filename: string; contentType: string; data: Buffer }> = [],
+  ): Promise<ApiResponse> {
+    const boundary = `----parley-test-${Math.random().toString(36).slice(2)}`;
+    const parts: Buffer[] = [];
+    for (const [k, v] of Object.entries(params)) {
+      if (v === undefined) continue;
+      const value = typeof v === 'string' ? v : JSON.stringify(v);
+      parts.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${value}\r\n`,
+        ),
+      );
+    }
+    for (const f of files) {
+      parts.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${f.field}"; filename="${f.filename}"\r\nContent-Type: ${f.contentType}\r\n\r\n`,
+        ),
+        f.data,
+        Buffer.from('\r\n'),
+      );
+    }
+    parts.push(Buffer.from(`--${boundary}--\r\n`));
+    const res = await this.app.inject({
+      method: method as 'POST',
+      url: `/api/v1${path}`,
+      headers: { ...this.headers(), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: Buffer.concat(parts),
+    });
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(res.body) as Record<string, unknown>;
+    } catch {
+      body = {};
+    }
+    return { status: res.statusCode, headers: res.headers, body, text: res.body };
+  }
+
   /** Raw inject for tests of malformed requests, with this client's host and credentials. */
   inject(opts: InjectOptions): Promise<LightResponse> {
     return this.app.inject({

@@ -2,6 +2,8 @@
 import { Type, type TSchema } from 'typebox';
 import { updateRealmSettings } from '../../actions/realms.ts';
 import {
+  REALM_DESCRIPTION_MAX_LENGTH,
+  REALM_NAME_MAX_LENGTH,
   REALM_SETTINGS,
   type RealmSettingName,
   type RealmSettingSpec,
@@ -9,15 +11,21 @@ import {
 import { defineRoute } from '../route.ts';
 import { GroupSettingUpdate } from '../schemas/common.ts';
 
+// Lengths here only bound the request; the setting's own checks word the error.
+const MAX_TEXT = 1000;
+
 function realmSettingSchema(spec: RealmSettingSpec): TSchema {
   if (spec.kind === 'group') return Type.Optional(GroupSettingUpdate);
-  const base =
-    spec.type === 'bool'
-      ? Type.Boolean()
-      : spec.type === 'int'
-        ? Type.Integer()
-        : Type.String({ maxLength: spec.maxLength ?? 200 });
-  return Type.Optional(spec.nullable ? Type.Union([base, Type.Null()]) : base);
+  const aliases = spec.aliases ? { 'x-aliases': [...spec.aliases] } : {};
+  if (spec.type === 'bool') return Type.Optional(Type.Boolean(aliases));
+  if (spec.type === 'string')
+    return Type.Optional(Type.String({ maxLength: MAX_TEXT, ...aliases }));
+  // Numbers, or a word such as "unlimited" for the settings that take one.
+  return Type.Optional(
+    spec.special
+      ? Type.Union([Type.Integer(), Type.String({ maxLength: MAX_TEXT })], aliases)
+      : Type.Integer(aliases),
+  );
 }
 
 const settingParams = Object.fromEntries(
@@ -35,8 +43,8 @@ export const realmRoutes = [
     tags: ['server_and_organizations'],
     auth: 'user',
     params: Type.Object({
-      name: Type.Optional(Type.String({ maxLength: 200 })),
-      description: Type.Optional(Type.String({ maxLength: 10000 })),
+      name: Type.Optional(Type.String({ maxLength: REALM_NAME_MAX_LENGTH })),
+      description: Type.Optional(Type.String({ maxLength: REALM_DESCRIPTION_MAX_LENGTH })),
       ...settingParams,
     }),
     handler: async ({ ctx, actor, params }) => {
@@ -44,12 +52,11 @@ export const realmRoutes = [
       const settings = Object.fromEntries(
         Object.entries(rest).filter(([k]) => k in REALM_SETTINGS),
       ) as Partial<Record<RealmSettingName, unknown>>;
-      await updateRealmSettings(ctx, actor, {
+      return updateRealmSettings(ctx, actor, {
         name: name as string | undefined,
         description: description as string | undefined,
         settings,
       });
-      return {};
     },
   }),
 ];

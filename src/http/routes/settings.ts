@@ -4,10 +4,13 @@ import { updateSettings } from '../../actions/settings.ts';
 import { USER_SETTINGS, type SettingSpec, type UserSettingName } from '../../lib/user-settings.ts';
 import { defineRoute } from '../route.ts';
 
+// Lengths here only bound the request; the setting's own checks word the error.
+const MAX_TEXT = 1000;
+
 function settingSchema(spec: SettingSpec): TSchema {
   if (spec.type === 'bool') return Type.Optional(Type.Boolean());
   if (spec.type === 'int') return Type.Optional(Type.Integer());
-  return Type.Optional(Type.String({ maxLength: spec.maxLength ?? 100 }));
+  return Type.Optional(Type.String({ maxLength: MAX_TEXT }));
 }
 
 const settingParams = Object.fromEntries(
@@ -22,10 +25,10 @@ export const settingsRoutes = [
     tags: ['users'],
     auth: 'user',
     params: Type.Object({
-      full_name: Type.Optional(Type.String({ maxLength: 200 })),
+      full_name: Type.Optional(Type.String({ maxLength: MAX_TEXT })),
       email: Type.Optional(Type.String({ maxLength: 254 })),
-      old_password: Type.Optional(Type.String({ maxLength: 1000 })),
-      new_password: Type.Optional(Type.String({ maxLength: 1000 })),
+      old_password: Type.Optional(Type.String({ maxLength: MAX_TEXT })),
+      new_password: Type.Optional(Type.String({ maxLength: MAX_TEXT })),
       ...settingParams,
     }),
     handler: async ({ ctx, actor, params }) => {

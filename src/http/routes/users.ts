@@ -1,7 +1,7 @@
 // Users: listing, profiles, creation, role and name changes, deactivation.
 import { Type } from 'typebox';
 import * as users from '../../actions/users.ts';
-import { presentUsersFor, presentUserFor } from '../../actions/user-directory.ts';
+import { presentOwnUser, presentUsersFor, presentUserFor } from '../../actions/user-directory.ts';
 import { ROLES } from '../../lib/roles.ts';
 import { defineRoute } from '../route.ts';
 import { ClientGravatar, IncludeCustomProfileFields, UserIdPath } from '../schemas/common.ts';
@@ -37,8 +37,7 @@ export const usersRoutes = [
     summary: "Get the caller's own user object",
     tags: ['users'],
     auth: 'user',
-    handler: async ({ ctx, actor }) =>
-      presentUserFor(ctx, actor, actor.user, { clientGravatar: false, includeProfileData: true }),
+    handler: async ({ ctx, actor }) => presentOwnUser(ctx, actor),
   }),
   defineRoute({
     method: 'GET',
@@ -50,7 +49,7 @@ export const usersRoutes = [
     params: ListOptions,
     handler: async ({ ctx, actor, path, params }) => {
       const key = path.user_id_or_email as string;
-      const target = /^\d{1,10}$/.test(key)
+      const target = /^\d+$/.test(key)
         ? await users.accessUserById(ctx, actor, Number(key))
         : await users.accessUserByEmail(ctx, actor, key);
       return {
@@ -69,8 +68,9 @@ export const usersRoutes = [
     auth: 'user',
     params: Type.Object({
       email: Type.String({ maxLength: 254 }),
-      password: Type.String({ maxLength: 100 }),
-      full_name: Type.String({ maxLength: 100 }),
+      // Bound the request only; the name and password checks word their own errors.
+      password: Type.String({ maxLength: 1000 }),
+      full_name: Type.String({ maxLength: 1000 }),
     }),
     handler: async ({ ctx, actor, params }) => ({
       user_id: (await users.createUserByAdmin(ctx, actor, params)).id,
@@ -84,7 +84,8 @@ export const usersRoutes = [
     auth: 'user',
     path: UserIdPath,
     params: Type.Object({
-      full_name: Type.Optional(Type.String({ maxLength: 200 })),
+      // Bounds the request only; longer names get the name check's own message.
+      full_name: Type.Optional(Type.String({ maxLength: 1000 })),
       role: Type.Optional(Type.Union(ROLES.map((r) => Type.Literal(r)))),
     }),
     handler: async ({ ctx, actor, path, params }) => {

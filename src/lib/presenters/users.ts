@@ -77,3 +77,35 @@ export function presentUser(
   }
   return out;
 }
+
+export const INACCESSIBLE_USER_NAME = 'Unknown user';
+
+/**
+ * What a guest limited by can_access_all_users_group learns of a user they cannot access:
+ * that the id exists, with a placeholder name, address and avatar.
+ */
+export function presentInaccessibleUser(
+  userId: number,
+  fakeEmailDomain: string,
+  placeholderAvatarUrl: string,
+): Record<string, unknown> {
+  return {
+    user_id: userId,
+    delivery_email: null,
+    email: `user${userId}@${fakeEmailDomain}`,
+    full_name: INACCESSIBLE_USER_NAME,
+    date_joined: new Date(0).toISOString(),
+    is_active: true,
+    is_owner: false,
+    is_admin: false,
+    is_guest: false,
+    is_bot: false,
+    bot_type: null,
+    bot_owner_id: null,
+    role: ROLE.member,
+    timezone: '',
+    avatar_url: placeholderAvatarUrl,
+    avatar_version: 1,
+    profile_data: {},
+  };
+}

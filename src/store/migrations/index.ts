@@ -3,12 +3,14 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import type { MigrationDialect } from './helpers.ts';
 import * as m0001 from './0001_initial.ts';
 import * as m0002 from './0002_chat.ts';
+import * as m0003 from './0003_bot_settings.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
 const MIGRATIONS: Array<[string, Up]> = [
   ['0001_initial', m0001.up],
   ['0002_chat', m0002.up],
+  ['0003_bot_settings', m0003.up],
 ];
 
 export async function migrateToLatest(
