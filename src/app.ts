@@ -15,6 +15,10 @@ import { settingsRoutes } from './http/routes/settings.ts';
 import { realmRoutes } from './http/routes/realm.ts';
 import { botsRoutes } from './http/routes/bots.ts';
 import { eventsRoutes } from './http/routes/events.ts';
+import { channelsRoutes } from './http/routes/channels.ts';
+import { subscriptionsRoutes } from './http/routes/subscriptions.ts';
+import { messagesRoutes } from './http/routes/messages.ts';
+import { topicsRoutes } from './http/routes/topics.ts';
 
 /** Every API area's routes; each area adds its list here. */
 export const ROUTE_AREAS: AnyRoute[][] = [
@@ -24,6 +28,10 @@ export const ROUTE_AREAS: AnyRoute[][] = [
   realmRoutes,
   botsRoutes,
   eventsRoutes,
+  channelsRoutes,
+  subscriptionsRoutes,
+  messagesRoutes,
+  topicsRoutes,
 ];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;

@@ -47,15 +47,16 @@ export async function createContext(
   }
   bus ??= new LocalBus();
   const clock = overrides.clock ?? systemClock;
+  const random = overrides.random ?? systemRandom;
   const ctx: AppContext = {
     config,
     store,
     db: store.db,
     bus,
-    queues: new EventQueues(),
+    queues: new EventQueues({ config, clock, random, log, db: store.db }),
     clock,
     passwords: overrides.passwords ?? argon2Hasher(),
-    random: overrides.random ?? systemRandom,
+    random,
     log,
   };
   bus.subscribe((notices) => ctx.queues.deliver(notices));

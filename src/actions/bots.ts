@@ -27,10 +27,11 @@ import { isAdmin, isGuest, isOwner, ROLE } from '../lib/roles.ts';
 import { checkFullName } from '../lib/validation.ts';
 import * as botsStore from '../store/bots.ts';
 import type { Q } from '../store/db.ts';
-import type { BotConfigDataRow, BotServiceRow, RealmRow, UserRow } from '../store/schema.ts';
+import type { BotServiceRow, RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
 import { checkRealmPermission, hasRealmPermission } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
+import { listManagedBots } from './bot-directory.ts';
 import { usersWhoCanAccess } from './user-access.ts';
 import {
   doChangeFullName,
@@ -66,25 +67,12 @@ export interface UpdateBotParams {
   default_all_public_streams?: boolean;
 }
 
-async function presentBots(db: Q, bots: UserRow[]): Promise<Record<string, unknown>[]> {
-  const ids = bots.map((b) => b.id);
-  const services = new Map((await botsStore.listBotServices(db, ids)).map((s) => [s.bot_id, s]));
-  const config = new Map<number, BotConfigDataRow[]>();
-  for (const row of await botsStore.listBotConfigData(db, ids)) {
-    config.set(row.bot_id, [...(config.get(row.bot_id) ?? []), row]);
-  }
-  return bots.map((b) => presentBot(b, services.get(b.id), config.get(b.id)));
-}
-
 /** The bots the actor may manage: their own, or every bot for administrators. */
 export async function listBotsFor(
   ctx: AppContext,
   actor: Actor,
 ): Promise<Record<string, unknown>[]> {
-  const bots = isAdmin(actor.user)
-    ? await usersStore.listBots(ctx.db, actor.realm.id)
-    : await usersStore.listBotsOwnedBy(ctx.db, actor.user.id);
-  return presentBots(ctx.db, bots);
+  return listManagedBots(ctx.db, actor.realm.id, actor.user);
 }
 
 /** Listing and creating bots is for people who are members or above. */
@@ -392,11 +380,11 @@ export async function updateBot(
 
 /** DELETE /bots/{id}: deactivates the bot as DELETE /users/{id} does; again is a no-op. */
 export async function deactivateBot(ctx: AppContext, actor: Actor, botId: number): Promise<void> {
-  const deactivated = await withTransaction(ctx, actor.realm.id, async (work) => {
+  // The queue layer drops the bot's queues, in every process, when the event arrives.
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     const bot = await accessBotById(work.db, actor, botId);
-    return doDeactivate(ctx, work, actor.realm, bot);
+    await doDeactivate(ctx, work, actor.realm, bot);
   });
-  for (const id of deactivated) ctx.queues.dropUserQueues(id);
 }
 
 /** POST /bots/{id}/api_key/regenerate: the old key stops working at once. */

@@ -8,6 +8,8 @@
 // - Content: subscribers; any member for public channels; anyone for web-public ones;
 //   members of a private channel's add-subscribers or subscribe group. An administrator
 //   who is not subscribed to a private channel sees its metadata, not its messages.
+// - Archived channels keep these rules, but the access* lookups report them as unknown
+//   unless the caller allows archived channels (administration, unsubscribing).
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { readChannelSettings, type ChannelGroupSettingName } from '../lib/channel-settings.ts';
@@ -82,33 +84,70 @@ export function channelDoesNotExist(name: string): JsonableError {
   });
 }
 
+export const cannotAdministerChannel = (): JsonableError =>
+  new JsonableError(
+    'You do not have permission to administer this channel.',
+    'CANNOT_ADMINISTER_CHANNEL',
+    400,
+  );
+
+export interface AccessOptions {
+  /** Require access to the messages, not only to the channel's existence. */
+  content?: boolean;
+  /** Archived channels count too (by default they are reported as unknown). */
+  allowArchived?: boolean;
+}
+
+function allowed(access: ChannelAccess, opts: AccessOptions): boolean {
+  if (access.channel.is_archived === 1 && !opts.allowArchived) return false;
+  return opts.content ? access.content : access.metadata;
+}
+
+/** accessChannelById on a given database handle (an open transaction, say). */
+export async function loadChannelAccessById(
+  db: Q,
+  actor: Actor,
+  id: number,
+  opts: AccessOptions = {},
+): Promise<ChannelAccess> {
+  const channel = await channels.getChannel(db, actor.realm.id, id);
+  if (!channel) throw invalidChannelId();
+  const access = await getChannelAccess(db, actor.user, channel);
+  if (!allowed(access, opts)) throw invalidChannelId();
+  return access;
+}
+
 /** A channel of the actor's realm by id, which the actor may at least know exists. */
 export async function accessChannelById(
   ctx: AppContext,
   actor: Actor,
   id: number,
-  opts: { content?: boolean } = {},
+  opts: AccessOptions = {},
 ): Promise<ChannelAccess> {
-  const channel = await channels.getChannel(ctx.db, actor.realm.id, id);
-  if (!channel) throw invalidChannelId();
-  const access = await getChannelAccess(ctx.db, actor.user, channel);
-  if (!access.metadata || (opts.content && !access.content)) throw invalidChannelId();
-  return access;
+  return loadChannelAccessById(ctx.db, actor, id, opts);
 }
 
-/** A channel by name; unknown and invisible channels are reported alike. */
+/**
+ * A channel by name; unknown and invisible channels are reported alike, by default as
+ * STREAM_DOES_NOT_EXIST (message sending), or with the error notFound makes.
+ */
 export async function accessChannelByName(
   ctx: AppContext,
   actor: Actor,
   name: string,
-  opts: { content?: boolean } = {},
+  opts: AccessOptions & { notFound?: (name: string) => JsonableError } = {},
 ): Promise<ChannelAccess> {
+  const notFound = opts.notFound ?? channelDoesNotExist;
   const channel = await channels.getChannelByName(ctx.db, actor.realm.id, name);
-  if (!channel) throw channelDoesNotExist(name);
+  if (!channel) throw notFound(name);
   const access = await getChannelAccess(ctx.db, actor.user, channel);
-  if (!access.metadata || (opts.content && !access.content)) throw channelDoesNotExist(name);
+  if (!allowed(access, opts)) throw notFound(name);
   return access;
 }
+
+/** The error GET /get_stream_id and the default-group routes give for unknown names. */
+export const invalidChannelName = (name: string): JsonableError =>
+  badRequest(`Invalid channel name '${name}'`);
 
 /** Organization administrators, and members of the channel's administer group. */
 export async function canAdministerChannel(
@@ -123,6 +162,58 @@ export async function canAdministerChannel(
     channel,
     'can_administer_channel_group',
     groupIds ?? (await groupIdsOf(db, user)),
+  );
+}
+
+/**
+ * A channel the actor may administer (PATCH and DELETE /streams/{id}); archived ones too.
+ * Users who may read the channel learn they cannot administer it; others that it is unknown.
+ */
+export async function accessChannelForAdministration(
+  db: Q,
+  actor: Actor,
+  id: number,
+): Promise<ChannelAccess> {
+  const channel = await channels.getChannel(db, actor.realm.id, id);
+  if (!channel) throw invalidChannelId();
+  const groupIds = await groupIdsOf(db, actor.user);
+  const access = await getChannelAccess(db, actor.user, channel, groupIds);
+  if (await canAdministerChannel(db, actor.user, channel, groupIds)) return access;
+  throw access.content ? cannotAdministerChannel() : invalidChannelId();
+}
+
+/**
+ * Whether the user may subscribe others to a channel they can read: the organization's
+ * add-subscribers group, administrators, and the channel's administer and add-subscribers groups.
+ */
+export function canAddSubscribers(
+  user: UserRow,
+  channel: ChannelRow,
+  groupIds: Set<number>,
+  realmGrants: boolean,
+): boolean {
+  if (isGuest(user)) return false;
+  if (realmGrants || isAdmin(user)) return true;
+  return (
+    inChannelGroup(channel, 'can_administer_channel_group', groupIds) ||
+    inChannelGroup(channel, 'can_add_subscribers_group', groupIds)
+  );
+}
+
+/**
+ * Whether the user may unsubscribe others: administrators; the channel's administer group;
+ * members of its remove-subscribers group who can see the channel.
+ */
+export function canRemoveSubscribers(
+  user: UserRow,
+  access: ChannelAccess,
+  groupIds: Set<number>,
+): boolean {
+  if (isAdmin(user)) return true;
+  if (isGuest(user)) return false;
+  if (inChannelGroup(access.channel, 'can_administer_channel_group', groupIds)) return true;
+  return (
+    access.metadata && inChannelGroup(access.channel, 'can_remove_subscribers_group', groupIds)
   );
 }
 

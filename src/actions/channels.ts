@@ -1,9 +1,12 @@
-// Channels: creation and subscription (the base other channel actions build on).
+// Channels: creation, presentation, and subscribing or unsubscribing users, with the events
+// each emits. The routes' actions (subscriptions.ts, channel-admin.ts, default-channels.ts)
+// build on these.
 import type { AppContext } from '../context.ts';
 import {
   CHANNEL_GROUP_SETTINGS,
   CHANNEL_GROUP_SETTING_NAMES,
-  normalizeChannelName,
+  checkChannelName,
+  normalizeChannelDescription,
   readChannelSettings,
   streamPostPolicyFor,
   MAX_CHANNEL_DESCRIPTION_LENGTH,
@@ -18,7 +21,9 @@ import {
   type NotificationDefaults,
   type PresentedGroupSettings,
 } from '../lib/presenters/channels.ts';
-import { renderPlainDescription } from '../lib/presenters/server.ts';
+import { renderDescription, scanMarkdown } from '../lib/markdown/index.ts';
+import { realmUrl } from '../lib/realm-url.ts';
+import { isAdmin } from '../lib/roles.ts';
 import { readUserSettings } from '../lib/user-settings.ts';
 import { unixNow } from '../infra/clock.ts';
 import * as channelsStore from '../store/channels.ts';
@@ -26,7 +31,12 @@ import type { Q } from '../store/db.ts';
 import type { ChannelRow, RealmRow, SubscriptionRow, UserRow } from '../store/schema.ts';
 import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
-import { usersWhoCanSeeChannel } from './channel-access.ts';
+import {
+  computeChannelAccess,
+  groupIdsOf,
+  listChannelAccess,
+  usersWhoCanSeeChannel,
+} from './channel-access.ts';
 import {
   presentGroupSetting,
   resolveGroupSetting,
@@ -46,22 +56,45 @@ export interface NewChannelParams {
   groupSettings?: Partial<Record<keyof ChannelGroupSettings, GroupSettingValue>>;
 }
 
-export function checkChannelName(raw: string): string {
-  const name = normalizeChannelName(raw);
-  if (name === null)
-    throw badRequest(
-      raw.trim() === '' ? 'Channel name cannot be blank.' : `Invalid channel name '${raw}'`,
-    );
-  return name;
-}
-
 export function checkChannelDescription(raw: string): string {
   if ([...raw].length > MAX_CHANNEL_DESCRIPTION_LENGTH) {
     throw badRequest(
       `Channel description is too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters)`,
     );
   }
-  return raw.replace(/\r?\n/g, ' ');
+  return normalizeChannelDescription(raw);
+}
+
+/**
+ * A description's HTML: Markdown, with mentions of the organization's users and links to
+ * the channels the author can see.
+ */
+export async function renderChannelDescription(
+  ctx: AppContext,
+  db: Q,
+  realm: RealmRow,
+  author: UserRow | null,
+  description: string,
+): Promise<string> {
+  const scan = scanMarkdown(description);
+  const wanted = new Set(scan.userNames.map((n) => n.toLowerCase()));
+  const users = (await usersStore.listUsers(db, realm.id)).filter(
+    (u) => wanted.has(u.full_name.toLowerCase()) || scan.userIds.includes(u.id),
+  );
+  const names = new Set(scan.channelNames.map((n) => n.toLowerCase()));
+  const channels =
+    names.size === 0
+      ? []
+      : author
+        ? (await listChannelAccess(db, realm, author))
+            .filter((a) => a.metadata && names.has(a.channel.name_key))
+            .map((a) => a.channel)
+        : [];
+  return renderDescription(description, {
+    users: users.map((u) => ({ id: u.id, full_name: u.full_name, is_active: u.is_active === 1 })),
+    channels: channels.map((c) => ({ id: c.id, name: c.name })),
+    realmUrl: realmUrl(ctx.config.externalUrl, realm.string_id),
+  });
 }
 
 /** Create a channel inside the caller's transaction; announce it with announceNewChannel. */
@@ -72,7 +105,7 @@ export async function doCreateChannel(
   creator: UserRow | null,
   params: NewChannelParams,
 ): Promise<ChannelRow> {
-  const name = checkChannelName(params.name);
+  const name = checkChannelName(params.name.trim());
   if (await channelsStore.getChannelByName(work.db, realm.id, name))
     throw badRequest(`Channel '${name}' already exists`);
   const description = checkChannelDescription(params.description ?? '');
@@ -115,7 +148,7 @@ export async function doCreateChannel(
     name,
     name_key: name.toLowerCase(),
     description,
-    rendered_description: renderPlainDescription(description),
+    rendered_description: await renderChannelDescription(ctx, work.db, realm, creator, description),
     invite_only: inviteOnly ? 1 : 0,
     is_web_public: params.isWebPublic ? 1 : 0,
     // Public channels always share history with subscribers.
@@ -131,29 +164,59 @@ export async function doCreateChannel(
   });
 }
 
+/** Channel objects clients see, in the order given (one query per table, not per channel). */
+export async function presentChannelRows(
+  db: Q,
+  realmId: number,
+  channels: ChannelRow[],
+): Promise<Record<string, unknown>[]> {
+  if (channels.length === 0) return [];
+  const ids = channels.map((c) => c.id);
+  const [firstIds, subscribers] = await Promise.all([
+    channelsStore.firstMessageIds(db, ids),
+    channelsStore.listSubscriberIdsByChannel(db, ids),
+  ]);
+  // Most channels share the system groups, so each group is presented once.
+  const presentedGroups = new Map<number, GroupSettingValue>();
+  const present = async (groupId: number): Promise<GroupSettingValue> => {
+    let value = presentedGroups.get(groupId);
+    if (value === undefined) {
+      value = await presentGroupSetting(db, realmId, groupId);
+      presentedGroups.set(groupId, value);
+    }
+    return value;
+  };
+  const sendGroupNames = new Map<number, string | null>();
+  const out: Record<string, unknown>[] = [];
+  for (const channel of channels) {
+    const settings = readChannelSettings(channel.settings);
+    const groupSettings = {} as PresentedGroupSettings;
+    for (const key of CHANNEL_GROUP_SETTING_NAMES)
+      groupSettings[key] = await present(settings[key]);
+    const sendGroupId = settings.can_send_message_group;
+    if (!sendGroupNames.has(sendGroupId)) {
+      const group = await groups.getGroup(db, realmId, sendGroupId);
+      sendGroupNames.set(sendGroupId, group?.is_system_group ? group.name : null);
+    }
+    out.push(
+      presentChannel(channel, {
+        groupSettings,
+        streamPostPolicy: streamPostPolicyFor(sendGroupNames.get(sendGroupId) ?? null),
+        firstMessageId: firstIds.get(channel.id) ?? null,
+        subscriberCount: subscribers.get(channel.id)?.length ?? 0,
+      }),
+    );
+  }
+  return out;
+}
+
 /** The channel object clients see (group settings presented, derived legacy fields filled). */
 export async function presentChannelRow(
   db: Q,
   realmId: number,
   channel: ChannelRow,
 ): Promise<Record<string, unknown>> {
-  const settings = readChannelSettings(channel.settings);
-  const groupSettings = {} as PresentedGroupSettings;
-  for (const key of CHANNEL_GROUP_SETTING_NAMES)
-    groupSettings[key] = await presentGroupSetting(db, realmId, settings[key]);
-  const sendGroup = await groups.getGroup(db, realmId, settings.can_send_message_group);
-  const first = await db
-    .selectFrom('messages')
-    .select((eb) => eb.fn.min<number>('id').as('id'))
-    .where('channel_id', '=', channel.id)
-    .executeTakeFirst();
-  const subscribers = await channelsStore.listSubscriberIds(db, channel.id);
-  return presentChannel(channel, {
-    groupSettings,
-    streamPostPolicy: streamPostPolicyFor(sendGroup?.is_system_group ? sendGroup.name : null),
-    firstMessageId: first?.id ?? null,
-    subscriberCount: subscribers.length,
-  });
+  return (await presentChannelRows(db, realmId, [channel]))[0];
 }
 
 export function notificationDefaults(user: UserRow): NotificationDefaults {
@@ -167,73 +230,231 @@ export function notificationDefaults(user: UserRow): NotificationDefaults {
   };
 }
 
+/** A user and a channel: one subscription added, kept or removed. */
+export interface SubscriptionPair {
+  user: UserRow;
+  channel: ChannelRow;
+}
+
 /**
- * Subscribe users (inside the caller's transaction) and queue the events: subscription add
- * to each new subscriber, peer_add to the others who can see the channel, and stream create
- * to new subscribers who could not see a private channel before.
- * Returns the ids actually subscribed (already-subscribed users are skipped).
+ * Subscribe users to channels inside the caller's transaction and queue the events: stream
+ * create to new subscribers who could not see a channel before, one subscription add per
+ * user with all their new subscriptions, and peer_add to the others who can see each channel.
+ * colors maps a channel id to the color a new subscription should take.
+ */
+export async function doBulkSubscribe(
+  work: Work,
+  realm: RealmRow,
+  channels: ChannelRow[],
+  users: UserRow[],
+  colors: Map<number, string> = new Map(),
+): Promise<{ added: SubscriptionPair[]; already: SubscriptionPair[] }> {
+  const before = new Map<number, Set<number>>();
+  for (const c of channels)
+    before.set(c.id, new Set(await usersWhoCanSeeChannel(work.db, realm, c)));
+  const existing = await channelsStore.listSubscriptionRows(
+    work.db,
+    users.map((u) => u.id),
+    channels.map((c) => c.id),
+  );
+  const added: SubscriptionPair[] = [];
+  const already: SubscriptionPair[] = [];
+  for (const user of users) {
+    const used = (await channelsStore.listUserSubscriptions(work.db, user.id)).map((s) => s.color);
+    for (const channel of channels) {
+      const row = existing.find((s) => s.user_id === user.id && s.channel_id === channel.id);
+      if (row?.active === 1) {
+        already.push({ user, channel });
+        continue;
+      }
+      const color = row?.color ?? colors.get(channel.id) ?? pickSubscriptionColor(used);
+      used.push(color);
+      await channelsStore.upsertSubscription(
+        work.db,
+        row
+          ? { ...row, active: 1 }
+          : {
+              user_id: user.id,
+              channel_id: channel.id,
+              active: 1,
+              is_muted: 0,
+              pin_to_top: 0,
+              color,
+              desktop_notifications: null,
+              audible_notifications: null,
+              push_notifications: null,
+              email_notifications: null,
+              wildcard_mentions_notify: null,
+            },
+      );
+      added.push({ user, channel });
+    }
+  }
+  if (added.length === 0) return { added, already };
+
+  const changed = channels.filter((c) => added.some((a) => a.channel.id === c.id));
+  const presented = new Map(
+    (await presentChannelRows(work.db, realm.id, changed)).map((p, i) => [changed[i].id, p]),
+  );
+  const subscribers = await channelsStore.listSubscriberIdsByChannel(
+    work.db,
+    changed.map((c) => c.id),
+  );
+  const addedTo = (c: ChannelRow): number[] =>
+    added.filter((a) => a.channel.id === c.id).map((a) => a.user.id);
+  for (const c of changed) {
+    const newlyVisible = addedTo(c).filter((id) => !before.get(c.id)!.has(id));
+    work.emitOnCommit(
+      { type: 'stream', op: 'create', streams: [presented.get(c.id)!] },
+      newlyVisible,
+    );
+  }
+  await emitSubscriptionAdds(work, users, added, presented, subscribers);
+  for (const c of changed) {
+    const ids = addedTo(c).sort((a, b) => a - b);
+    const peers = (await usersWhoCanSeeChannel(work.db, realm, c)).filter(
+      (id) => !ids.includes(id),
+    );
+    work.emitOnCommit(
+      { type: 'subscription', op: 'peer_add', stream_ids: [c.id], user_ids: ids },
+      peers,
+    );
+  }
+  return { added, already };
+}
+
+/**
+ * One subscription add per user with all their new subscriptions. Settings that inherit are
+ * sent as null with the user's defaults beside them; shaping substitutes the defaults for
+ * clients without notification_settings_null (see events/shaping.ts).
+ */
+export async function emitSubscriptionAdds(
+  work: Work,
+  users: UserRow[],
+  pairs: SubscriptionPair[],
+  presented: Map<number, Record<string, unknown>>,
+  subscribers: Map<number, number[]>,
+  marker: Record<string, true> = {},
+): Promise<void> {
+  for (const user of users) {
+    const mine = pairs.filter((a) => a.user.id === user.id);
+    if (mine.length === 0) continue;
+    const rows = await channelsStore.listSubscriptionRows(
+      work.db,
+      [user.id],
+      mine.map((a) => a.channel.id),
+    );
+    const defaults = notificationDefaults(user);
+    const subscriptions = mine.map(({ channel }) =>
+      presentSubscription(
+        presented.get(channel.id)!,
+        rows.find((r) => r.channel_id === channel.id) as SubscriptionRow,
+        { notificationSettingsNull: true, defaults, subscribers: subscribers.get(channel.id) },
+      ),
+    );
+    work.emitOnCommit({ type: 'subscription', op: 'add', subscriptions, ...marker }, [user.id], {
+      perUser: { [user.id]: { __notification_defaults: defaults } },
+    });
+  }
+}
+
+/**
+ * Subscribe users to one channel (inside the caller's transaction), with the events of
+ * doBulkSubscribe. Returns the ids actually subscribed (already-subscribed users are skipped).
  */
 export async function doSubscribeUsers(
-  ctx: AppContext,
+  _ctx: AppContext,
   work: Work,
   realm: RealmRow,
   channel: ChannelRow,
   users: UserRow[],
 ): Promise<number[]> {
-  const before = new Set(await usersWhoCanSeeChannel(work.db, realm, channel));
-  const added: UserRow[] = [];
-  for (const user of users) {
-    const existing = await channelsStore.getSubscription(work.db, user.id, channel.id);
-    if (existing?.active === 1) continue;
-    const used = (await channelsStore.listUserSubscriptions(work.db, user.id)).map((s) => s.color);
-    const row: SubscriptionRow = existing
-      ? { ...existing, active: 1 }
-      : {
-          user_id: user.id,
-          channel_id: channel.id,
-          active: 1,
-          is_muted: 0,
-          pin_to_top: 0,
-          color: pickSubscriptionColor(used),
-          desktop_notifications: null,
-          audible_notifications: null,
-          push_notifications: null,
-          email_notifications: null,
-          wildcard_mentions_notify: null,
-        };
-    await channelsStore.upsertSubscription(work.db, row);
-    added.push(user);
-  }
-  if (added.length === 0) return [];
-  const presented = await presentChannelRow(work.db, realm.id, channel);
-  const subscribers = await channelsStore.listSubscriberIds(work.db, channel.id);
-  const after = await usersWhoCanSeeChannel(work.db, realm, channel);
-  for (const user of added) {
-    const sub = (await channelsStore.getSubscription(work.db, user.id, channel.id))!;
-    // Settings that inherit are sent as null; shaping substitutes the defaults for clients
-    // without notification_settings_null (see events/shaping.ts).
-    const subscription = presentSubscription(presented, sub, {
-      notificationSettingsNull: true,
-      defaults: notificationDefaults(user),
-      subscribers,
-    });
-    work.emitOnCommit(
-      { type: 'subscription', op: 'add', subscriptions: [subscription] },
-      [user.id],
-      {
-        perUser: { [user.id]: { __notification_defaults: notificationDefaults(user) } },
-      },
-    );
-    if (!before.has(user.id))
-      work.emitOnCommit({ type: 'stream', op: 'create', streams: [presented] }, [user.id]);
-  }
-  const addedIds = added.map((u) => u.id);
-  const peers = after.filter((id) => !addedIds.includes(id));
-  work.emitOnCommit(
-    { type: 'subscription', op: 'peer_add', stream_ids: [channel.id], user_ids: addedIds },
-    peers,
+  const { added } = await doBulkSubscribe(work, realm, [channel], users);
+  return added.map((a) => a.user.id);
+}
+
+/**
+ * Unsubscribe users from channels inside the caller's transaction: subscription remove to
+ * each user, stream delete to those who can no longer see a channel, and peer_remove to the
+ * others who can see it.
+ */
+export async function doBulkUnsubscribe(
+  work: Work,
+  realm: RealmRow,
+  channels: ChannelRow[],
+  users: UserRow[],
+): Promise<{ removed: SubscriptionPair[]; notSubscribed: SubscriptionPair[] }> {
+  const existing = await channelsStore.listSubscriptionRows(
+    work.db,
+    users.map((u) => u.id),
+    channels.map((c) => c.id),
   );
-  return addedIds;
+  const removed: SubscriptionPair[] = [];
+  const notSubscribed: SubscriptionPair[] = [];
+  for (const user of users) {
+    for (const channel of channels) {
+      const row = existing.find((s) => s.user_id === user.id && s.channel_id === channel.id);
+      (row?.active === 1 ? removed : notSubscribed).push({ user, channel });
+    }
+  }
+  if (removed.length === 0) return { removed, notSubscribed };
+  await channelsStore.deactivateSubscriptions(
+    work.db,
+    removed.map((r) => ({ userId: r.user.id, channelId: r.channel.id })),
+  );
+  for (const user of users) {
+    const mine = removed.filter((r) => r.user.id === user.id).map((r) => r.channel);
+    if (mine.length === 0) continue;
+    work.emitOnCommit(
+      {
+        type: 'subscription',
+        op: 'remove',
+        subscriptions: mine.map((c) => ({ name: c.name, stream_id: c.id })),
+      },
+      [user.id],
+    );
+    if (isAdmin(user)) continue;
+    const groupIds = await groupIdsOf(work.db, user);
+    const lost = mine.filter((c) => !computeChannelAccess(c, user, false, groupIds).metadata);
+    if (lost.length > 0) emitChannelDeletion(work, lost, [user.id]);
+  }
+  for (const channel of channels) {
+    const ids = removed
+      .filter((r) => r.channel.id === channel.id)
+      .map((r) => r.user.id)
+      .sort((a, b) => a - b);
+    if (ids.length === 0) continue;
+    const peers = (await usersWhoCanSeeChannel(work.db, realm, channel)).filter(
+      (id) => !ids.includes(id),
+    );
+    work.emitOnCommit(
+      { type: 'subscription', op: 'peer_remove', stream_ids: [channel.id], user_ids: ids },
+      peers,
+    );
+  }
+  return { removed, notSubscribed };
+}
+
+/**
+ * stream delete: the channels vanish for these users. forArchiving marks the copy clients
+ * with archived_channels skip (they get the is_archived update instead; see events/shaping.ts).
+ */
+export function emitChannelDeletion(
+  work: Work,
+  channels: ChannelRow[],
+  userIds: Iterable<number>,
+  opts: { forArchiving?: boolean } = {},
+): void {
+  work.emitOnCommit(
+    {
+      type: 'stream',
+      op: 'delete',
+      streams: channels.map((c) => ({ stream_id: c.id })),
+      stream_ids: channels.map((c) => c.id),
+      ...(opts.forArchiving ? { __for_archiving: true } : {}),
+    },
+    userIds,
+  );
 }
 
 /**
@@ -258,4 +479,96 @@ export async function listActiveUsersByIds(
   ids: number[],
 ): Promise<UserRow[]> {
   return (await usersStore.listUsersByIds(db, realmId, ids)).filter((u) => u.is_active === 1);
+}
+
+/** The channels a user may know exist (before a change of role, say). */
+export async function visibleChannelIds(
+  db: Q,
+  realm: RealmRow,
+  user: UserRow,
+): Promise<Set<number>> {
+  return new Set(
+    (await listChannelAccess(db, realm, user)).filter((a) => a.metadata).map((a) => a.channel.id),
+  );
+}
+
+/**
+ * After a change that alters which channels a user may see (a new role), inside the caller's
+ * transaction: stream create, with the subscriber list, for channels they now see, and
+ * stream delete for those they no longer see. before is visibleChannelIds from before.
+ */
+export async function doAnnounceChannelVisibility(
+  work: Work,
+  realm: RealmRow,
+  user: UserRow,
+  before: Set<number>,
+): Promise<void> {
+  const fresh = (await usersStore.getUserById(work.db, realm.id, user.id)) ?? user;
+  const after = await visibleChannelIds(work.db, realm, fresh);
+  const all = await channelsStore.listChannels(work.db, realm.id);
+  const gained = all.filter((c) => after.has(c.id) && !before.has(c.id));
+  const lost = all.filter((c) => before.has(c.id) && !after.has(c.id));
+  if (gained.length > 0) {
+    work.emitOnCommit(
+      {
+        type: 'stream',
+        op: 'create',
+        streams: await presentChannelRows(work.db, realm.id, gained),
+      },
+      [user.id],
+    );
+    const subscribers = await channelsStore.listSubscriberIdsByChannel(
+      work.db,
+      gained.map((c) => c.id),
+    );
+    for (const c of gained) {
+      // Only for clients that keep subscriber lists: the channel's count already has them.
+      work.emitOnCommit(
+        {
+          type: 'subscription',
+          op: 'peer_add',
+          stream_ids: [c.id],
+          user_ids: subscribers.get(c.id) ?? [],
+          __only_with_subscribers: true,
+        },
+        [user.id],
+      );
+    }
+  }
+  if (lost.length > 0) emitChannelDeletion(work, lost, [user.id]);
+}
+
+/**
+ * After a user is deactivated or reactivated, inside the caller's transaction: their
+ * subscriptions leave or rejoin the channels' subscriber counts and lists, as peer events
+ * to everyone else who can see each channel.
+ */
+export async function doAnnounceSubscriberActivation(
+  work: Work,
+  realm: RealmRow,
+  user: UserRow,
+  active: boolean,
+): Promise<void> {
+  const subs = (await channelsStore.listUserSubscriptions(work.db, user.id)).filter(
+    (s) => s.active === 1,
+  );
+  const channels = await channelsStore.listChannelsByIds(
+    work.db,
+    realm.id,
+    subs.map((s) => s.channel_id),
+  );
+  for (const channel of channels) {
+    const peers = (await usersWhoCanSeeChannel(work.db, realm, channel)).filter(
+      (id) => id !== user.id,
+    );
+    work.emitOnCommit(
+      {
+        type: 'subscription',
+        op: active ? 'peer_add' : 'peer_remove',
+        stream_ids: [channel.id],
+        user_ids: [user.id],
+      },
+      peers,
+    );
+  }
 }

@@ -136,3 +136,35 @@ function checkAllowedGroup(
   }
   if (group.deactivated) throw badRequest('User group is deactivated.');
 }
+
+/** A {new, old} change of a group-setting value, as PATCH endpoints take it. */
+export interface GroupSettingChange {
+  new: GroupSettingValue;
+  old?: GroupSettingValue;
+}
+
+/**
+ * Check a {new, old} change against the group the setting holds now: `old`, when given,
+ * must describe the current value (EXPECTATION_MISMATCH otherwise). Returns the normalized
+ * new value, or null when it would change nothing.
+ */
+export async function checkGroupSettingChange(
+  db: Q,
+  realmId: number,
+  currentGroupId: number,
+  change: GroupSettingChange,
+): Promise<GroupSettingValue | null> {
+  const current = await presentGroupSetting(db, realmId, currentGroupId);
+  if (change.old !== undefined) {
+    const expected = await normalizeGroupSetting(db, realmId, change.old);
+    if (!sameGroupSetting(expected, current)) {
+      throw new JsonableError(
+        "'old' value does not match the expected value.",
+        'EXPECTATION_MISMATCH',
+        400,
+      );
+    }
+  }
+  const wanted = await normalizeGroupSetting(db, realmId, change.new);
+  return sameGroupSetting(wanted, current) ? null : wanted;
+}

@@ -1,7 +1,7 @@
 // Organizations: creation (with their system groups), settings, and lookup by host.
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
-import { badRequest, JsonableError, mustBeOwner } from '../lib/errors.ts';
+import { badRequest, mustBeOwner } from '../lib/errors.ts';
 import { badValue } from '../lib/params.ts';
 import {
   isValidRealmScalar,
@@ -25,11 +25,10 @@ import type { RealmRow } from '../store/schema.ts';
 import { checkAdmin } from './permissions.ts';
 import { accessChannelById } from './channel-access.ts';
 import {
-  normalizeGroupSetting,
+  checkGroupSettingChange,
   presentGroupSetting,
   resolveGroupSetting,
-  sameGroupSetting,
-  type GroupSettingValue,
+  type GroupSettingChange,
 } from './group-settings.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
@@ -231,20 +230,14 @@ export async function updateRealmSettings(
         work.emitOnCommit(realmSettingEvent(key, value), recipients);
         continue;
       }
-      const update = params.settings[key] as { new: GroupSettingValue; old?: GroupSettingValue };
-      const current = await presentGroupSetting(work.db, realm.id, settings[key] as number);
-      if (update.old !== undefined) {
-        const expected = await normalizeGroupSetting(work.db, realm.id, update.old);
-        if (!sameGroupSetting(expected, current)) {
-          throw new JsonableError(
-            "'old' value does not match the expected value.",
-            'EXPECTATION_MISMATCH',
-            400,
-          );
-        }
-      }
-      const wanted = await normalizeGroupSetting(work.db, realm.id, update.new);
-      if (sameGroupSetting(wanted, current)) continue;
+      const change = params.settings[key] as GroupSettingChange;
+      const wanted = await checkGroupSettingChange(
+        work.db,
+        realm.id,
+        settings[key] as number,
+        change,
+      );
+      if (wanted === null) continue;
       settings[key] = await resolveGroupSetting(
         work.db,
         realm.id,

@@ -38,6 +38,12 @@ import * as usersStore from '../store/users.ts';
 import { checkAdmin } from './permissions.ts';
 import { accessibleUserIds, accessUserById, usersWhoCanAccess } from './user-access.ts';
 import { withTransaction, type Work } from './transaction.ts';
+import { doAnnounceBotManagement } from './bot-directory.ts';
+import {
+  doAnnounceChannelVisibility,
+  doAnnounceSubscriberActivation,
+  visibleChannelIds,
+} from './channels.ts';
 
 // Looking users up with access checks lives with the access rules.
 export { accessUserByEmail, accessUserById, isUserId } from './user-access.ts';
@@ -272,6 +278,7 @@ export async function doChangeRole(
     throw badRequest('The owner permission cannot be removed from the only organization owner.');
   }
   const before = await usersStore.listUsers(work.db, realm.id);
+  const channelsSeen = await visibleChannelIds(work.db, realm, user);
   await usersStore.updateUser(work.db, user.id, { role });
   const changed: UserRow = { ...user, role };
   await emitPersonUpdate(work, realm, user.id, { role });
@@ -290,8 +297,9 @@ export async function doChangeRole(
       everyone,
     );
   }
-  if (user.is_bot) await emitBotUpdate(work, realm, user, { role });
   if (!changed.is_active) return;
+  await doAnnounceChannelVisibility(work, realm, changed, channelsSeen);
+  await doAnnounceBotManagement(work, realm, user, changed);
   await doAnnounceAccessChange(work, realm, user, changed, before);
   // The user's own view of others' real addresses may change with the role.
   for (const other of before) {
@@ -415,6 +423,7 @@ export async function doDeactivate(
   }
   const before = await usersWhoCanAccess(work.db, realm, current.id);
   await usersStore.updateUser(work.db, current.id, { is_active: 0 });
+  await doAnnounceSubscriberActivation(work, realm, current, false);
   const after = await usersWhoCanAccess(work.db, realm, current.id);
   work.emitOnCommit(
     { type: 'realm_user', op: 'update', person: { user_id: current.id, is_active: false } },
@@ -436,10 +445,6 @@ export async function doDeactivate(
   return done;
 }
 
-function dropQueues(ctx: AppContext, userIds: number[]): void {
-  for (const id of userIds) ctx.queues.dropUserQueues(id);
-}
-
 /** DELETE /users/{id}: administrators; only owners deactivate owners; never the last owner. */
 export async function deactivateUser(
   ctx: AppContext,
@@ -452,22 +457,21 @@ export async function deactivateUser(
     allowDeactivated: false,
   });
   if (target.role === ROLE.owner && !isOwner(actor.user)) throw mustBeOwner();
-  const done = await withTransaction(ctx, actor.realm.id, (work) =>
+  // The queue layer drops the user's queues, in every process, when the event arrives.
+  await withTransaction(ctx, actor.realm.id, (work) =>
     doDeactivate(ctx, work, actor.realm, target),
   );
-  dropQueues(ctx, done);
 }
 
 /** DELETE /users/me: anyone but the organization's last user or last owner. */
 export async function deactivateSelf(ctx: AppContext, actor: Actor): Promise<void> {
-  const done = await withTransaction(ctx, actor.realm.id, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     const me = (await usersStore.getUserById(work.db, actor.realm.id, actor.user.id))!;
     if ((await usersStore.countActiveUsers(work.db, actor.realm.id)) <= 1)
       throw lastUserError(false);
     if (await isLastOwner(work.db, actor.realm.id, me)) throw lastUserError(true);
     return doDeactivate(ctx, work, actor.realm, me);
   });
-  dropQueues(ctx, done);
 }
 
 /** POST /users/{id}/reactivate: administrators, or a bot's owner for their bot. */
@@ -486,6 +490,7 @@ export async function reactivateUser(
     const before = new Set(await usersWhoCanAccess(work.db, actor.realm, target.id));
     await usersStore.updateUser(work.db, target.id, { is_active: 1 });
     const reactivated: UserRow = { ...target, is_active: 1 };
+    await doAnnounceSubscriberActivation(work, actor.realm, reactivated, true);
     const after = await usersWhoCanAccess(work.db, actor.realm, target.id);
     // Guests who regain access through a shared conversation learn of the user afresh.
     const gained = await usersStore.listUsersByIds(
@@ -583,6 +588,5 @@ export async function regenerateApiKey(
     await usersStore.updateUser(work.db, userId, { api_key: apiKey });
     if (user.is_bot) await emitBotUpdate(work, realm, user, { api_key: apiKey });
   });
-  // Old credentials no longer work, so neither do queues bound to them.
   return apiKey;
 }

@@ -1,21 +1,521 @@
-// Per-client event queues. (Filled in by the event-system work: register, long-poll,
-// shaping, expiry, persistence.) Actions reach queues only through the bus.
-import type { Notice } from './types.ts';
+// Per-client event queues, held in memory by the process that registered them (queue
+// ids name it: "<nodeId>:<random>"). Notices arrive from the bus after commit; each is
+// offered to the queues of its recipients (an index by user keeps that O(recipients)),
+// shaped for each client, and appended with the queue's next event id. A queue holds at
+// most one parked GET /events; parked polls are answered in chunks so that one event for
+// thousands of clients never stalls the process.
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Clock } from '../infra/clock.ts';
+import type { Random } from '../infra/random.ts';
+import { badRequest, JsonableError } from '../lib/errors.ts';
+import type { Q } from '../store/db.ts';
+import { currentEventSeq } from '../store/realms.ts';
+import {
+  emptyTopicDisplayName,
+  isRealmWideListener,
+  type ClientDescriptor,
+} from '../lib/event-client.ts';
+import { SERVER_GENERATION, SVC_FEATURE_LEVEL, SVC_MERGE_BASE, SVC_VERSION } from '../version.ts';
+import { acceptsType, shapeForClient } from './shaping.ts';
+import type { Notice, ParleyEvent, RestartEvent } from './types.ts';
+
+export type QueueConfig = Pick<
+  Config,
+  | 'heartbeatMinMs'
+  | 'heartbeatJitterMs'
+  | 'queueIdleTimeoutSecs'
+  | 'queueGcIntervalMs'
+  | 'maxEventsPerQueue'
+  | 'nodeId'
+>;
+
+export interface QueueEnv {
+  config: QueueConfig;
+  clock: Clock;
+  random: Random;
+  log: Logger;
+  /** The database, to check at restore that no change was committed while queues were saved. */
+  db?: Q;
+}
+
+export interface EventsReply {
+  events: Record<string, unknown>[];
+  /** Present on replies to a parked poll and on the first reply of a queue GET /events created. */
+  queue_id?: string;
+}
+
+/** A poll answered at once, or parked until an event, a heartbeat or a newer poll. */
+export type PollStart = { reply: EventsReply } | { parked: Promise<EventsReply>; cancel(): void };
+
+interface QueuedEvent {
+  id: number;
+  event: ParleyEvent;
+  /** The notice's commit sequence, kept only until the queue learns its snapshot's. */
+  seq?: number;
+}
+
+interface Waiter {
+  resolve(reply: EventsReply): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+class Queue {
+  events: QueuedEvent[] = [];
+  nextId = 0;
+  prunedId = -1;
+  waiter: Waiter | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly userId: number,
+    readonly realmId: number,
+    readonly client: ClientDescriptor,
+    public lastTouchMs: number,
+    /** Notices of the realm up to this sequence are in the client's snapshot: undefined while
+     *  register is still reading it, null for a queue without a snapshot. */
+    public snapshotSeq: number | null | undefined,
+  ) {}
+}
+
+/** Parked polls answered per macrotask. */
+const ANSWER_CHUNK = 256;
+const SAVE_FORMAT = 1;
+
+export function badEventQueueId(queueId: string): JsonableError {
+  return new JsonableError(`Bad event queue ID: ${queueId}`, 'BAD_EVENT_QUEUE_ID', 400, {
+    queue_id: queueId,
+  });
+}
 
 export class EventQueues {
-  deliver(_notices: Notice[]): void {}
+  private readonly queues = new Map<string, Queue>();
+  private readonly byUser = new Map<number, Set<Queue>>();
+  private readonly realmWide = new Map<number, Set<Queue>>();
+  /** Identical client descriptors are shared, so an idle queue stays small. */
+  private readonly clients = new Map<string, ClientDescriptor>();
+  /** Each realm's empty-topic display name, with the sequence it is current at. */
+  private readonly topicNames = new Map<number, { name: string; seq: number }>();
+  /** Per realm, the newest commit sequence this process has seen (delivered or snapshotted). */
+  private readonly seenSeq = new Map<number, number>();
+  private readonly ready = new Set<Queue>();
+  private flushScheduled = false;
+  private gcTimer: NodeJS.Timeout | null = null;
+  private closing = false;
+
+  constructor(private readonly env: QueueEnv) {}
+
+  get size(): number {
+    return this.queues.size;
+  }
+
+  /** Create a queue; with awaitSnapshot, it keeps notices aside until setSnapshot. */
+  create(
+    owner: { userId: number; realmId: number },
+    client: ClientDescriptor,
+    opts: { awaitSnapshot: boolean; emptyTopicDisplayName: unknown },
+  ): string {
+    const id = `${this.env.config.nodeId}:${this.env.random.id(12)}`;
+    // Only a fallback: any value known at a commit sequence wins over it.
+    this.noteTopicName(owner.realmId, -1, opts.emptyTopicDisplayName);
+    this.add(
+      new Queue(
+        id,
+        owner.userId,
+        owner.realmId,
+        this.intern(client),
+        this.now(),
+        opts.awaitSnapshot ? undefined : null,
+      ),
+    );
+    return id;
+  }
+
+  /**
+   * The client's snapshot reflects every notice of the realm up to seq: drop those already
+   * queued and any that arrive later. Returns false when the queue is gone meanwhile.
+   */
+  setSnapshot(queueId: string, seq: number, realm: { emptyTopicDisplayName: unknown }): boolean {
+    const q = this.queues.get(queueId);
+    if (!q) return false;
+    q.snapshotSeq = seq;
+    this.noteSeen(q.realmId, seq);
+    q.events = q.events
+      .filter((e) => e.seq === undefined || e.seq > seq)
+      .map((e) => ({ id: e.id, event: e.event }));
+    this.noteTopicName(q.realmId, seq, realm.emptyTopicDisplayName);
+    return true;
+  }
+
+  /** GET /events: acknowledge, then answer now or park. Throws for unknown or foreign queues. */
+  poll(
+    queueId: string,
+    userId: number,
+    opts: { lastEventId?: number; dontBlock: boolean; newQueue?: boolean },
+  ): PollStart {
+    const q = this.own(queueId, userId);
+    if (opts.lastEventId !== undefined) acknowledge(q, opts.lastEventId);
+    q.lastTouchMs = this.now();
+    // One parked request per queue: the earlier one returns what is queued.
+    if (q.waiter) this.answer(q);
+    if (q.events.length > 0 || opts.dontBlock || this.closing) {
+      return { reply: this.reply(q, opts.newQueue === true) };
+    }
+    return this.park(q);
+  }
+
+  /** DELETE /events. */
+  delete(queueId: string, userId: number): void {
+    this.remove(this.own(queueId, userId), 'deleted');
+  }
+
+  /** Drop a queue whose registration failed. */
+  discard(queueId: string): void {
+    const q = this.queues.get(queueId);
+    if (q) this.remove(q, 'deleted');
+  }
+
+  deliver(notices: Notice[]): void {
+    for (const notice of notices) {
+      this.observe(notice);
+      for (const userId of notice.users) {
+        const queues = this.byUser.get(userId);
+        if (queues) for (const q of queues) this.offer(q, notice, userId, true);
+      }
+      const wide = notice.realmWide;
+      if (wide?.publicChannel) {
+        const listeners = this.realmWide.get(wide.realmId) ?? [];
+        const recipients = new Set(notice.users);
+        for (const q of listeners) {
+          if (!recipients.has(q.userId)) this.offer(q, notice, q.userId, false);
+        }
+      }
+      // A deactivated user's queues go, in every process, once they hold the news.
+      const gone = deactivatedUserId(notice.event);
+      if (gone !== null) this.dropUserQueues(gone);
+    }
+  }
 
   /** Drop every queue of a user (deactivation, revoked credentials). */
-  dropUserQueues(_userId: number): void {}
+  dropUserQueues(userId: number): void {
+    for (const q of [...(this.byUser.get(userId) ?? [])]) this.remove(q, 'dropped');
+  }
 
-  /** Finish parked polls and stop timers (graceful shutdown). */
-  async shutdown(): Promise<void> {}
+  /**
+   * Answer parked polls and stop timers (graceful shutdown). Queues and their events stay
+   * for saveTo; later polls are answered at once instead of parking.
+   */
+  async shutdown(): Promise<void> {
+    this.closing = true;
+    if (this.gcTimer) clearInterval(this.gcTimer);
+    this.gcTimer = null;
+    for (const q of this.queues.values()) this.answer(q);
+  }
 
   /** Write every queue with its pending events to a file (SIGTERM). */
-  async saveTo(_file: string): Promise<void> {}
-
-  /** Load queues saved by saveTo, then push a restart event to each. Returns how many. */
-  async restoreFrom(_file: string): Promise<number> {
-    return 0;
+  async saveTo(file: string): Promise<void> {
+    const queues = [...this.queues.values()]
+      // A queue whose register never finished was never handed to a client.
+      .filter((q) => q.snapshotSeq !== undefined)
+      .map((q) => ({
+        id: q.id,
+        user_id: q.userId,
+        realm_id: q.realmId,
+        client: q.client,
+        events: q.events,
+        next_id: q.nextId,
+        pruned_id: q.prunedId,
+        snapshot_seq: q.snapshotSeq,
+      }));
+    const topicNames = [...this.topicNames].map(([realmId, t]) => ({ realm_id: realmId, ...t }));
+    const seen = [...this.seenSeq].map(([realmId, seq]) => ({ realm_id: realmId, seq }));
+    const tmp = `${file}.tmp`;
+    await writeFile(
+      tmp,
+      JSON.stringify({ format: SAVE_FORMAT, queues, topic_names: topicNames, seen_seq: seen }),
+    );
+    await rename(tmp, file);
   }
+
+  /**
+   * Load queues saved by saveTo, then push a restart event to each. Returns how many.
+   * A realm with changes committed after its last notice this process saw (while it was
+   * stopped, or by a command-line action) has its queues dropped: they would miss those
+   * events, and a client whose queue is gone registers again.
+   */
+  async restoreFrom(file: string): Promise<number> {
+    const saved = JSON.parse(await readFile(file, 'utf8')) as SavedQueues;
+    if (saved?.format !== SAVE_FORMAT || !Array.isArray(saved.queues)) {
+      throw new Error(`${file} is not a saved event-queue file`);
+    }
+    for (const t of saved.topic_names ?? []) this.noteTopicName(t.realm_id, t.seq, t.name);
+    const savedSeen = new Map((saved.seen_seq ?? []).map((t) => [t.realm_id, t.seq]));
+    for (const [realmId, seq] of savedSeen) this.noteSeen(realmId, seq);
+    const current = new Set<number>();
+    for (const realmId of new Set(saved.queues.map((s) => s.realm_id))) {
+      // What the saving process had seen, not what this one has seen since it started.
+      const seen = savedSeen.get(realmId);
+      const now = this.env.db ? await currentEventSeq(this.env.db, realmId) : seen;
+      if (seen !== undefined && now === seen) current.add(realmId);
+      else {
+        this.env.log.warn({ realmId, seen, now }, 'event queues not restored: they missed changes');
+      }
+    }
+    const restart: RestartEvent = {
+      type: 'restart',
+      svc_version: SVC_VERSION,
+      svc_merge_base: SVC_MERGE_BASE,
+      svc_feature_level: SVC_FEATURE_LEVEL,
+      zulip_version: SVC_VERSION,
+      zulip_merge_base: SVC_MERGE_BASE,
+      zulip_feature_level: SVC_FEATURE_LEVEL,
+      server_generation: SERVER_GENERATION,
+    };
+    const now = this.now();
+    let restored = 0;
+    for (const s of saved.queues) {
+      if (!current.has(s.realm_id)) continue;
+      restored++;
+      const q = new Queue(s.id, s.user_id, s.realm_id, this.intern(s.client), now, s.snapshot_seq);
+      q.events = s.events;
+      q.nextId = s.next_id;
+      q.prunedId = s.pruned_id;
+      this.add(q);
+      if (acceptsType('restart', q.client)) this.push(q, restart);
+    }
+    return restored;
+  }
+
+  /** A queue's state, for tests and diagnostics. */
+  inspect(
+    queueId: string,
+  ): { userId: number; pending: number[]; parked: boolean; prunedId: number } | undefined {
+    const q = this.queues.get(queueId);
+    if (!q) return undefined;
+    return {
+      userId: q.userId,
+      pending: q.events.map((e) => e.id),
+      parked: q.waiter !== null,
+      prunedId: q.prunedId,
+    };
+  }
+
+  private now(): number {
+    return this.env.clock.nowMs();
+  }
+
+  private intern(client: ClientDescriptor): ClientDescriptor {
+    const key = JSON.stringify(client);
+    const known = this.clients.get(key);
+    if (known) return known;
+    this.clients.set(key, client);
+    return client;
+  }
+
+  private add(q: Queue): void {
+    this.queues.set(q.id, q);
+    indexAdd(this.byUser, q.userId, q);
+    if (isRealmWideListener(q.client)) indexAdd(this.realmWide, q.realmId, q);
+    if (!this.gcTimer && !this.closing) {
+      this.gcTimer = setInterval(() => this.sweep(), this.env.config.queueGcIntervalMs);
+      this.gcTimer.unref();
+    }
+  }
+
+  private remove(q: Queue, reason: 'deleted' | 'dropped' | 'expired' | 'overflow'): void {
+    if (this.queues.get(q.id) !== q) return;
+    this.queues.delete(q.id);
+    indexDelete(this.byUser, q.userId, q);
+    indexDelete(this.realmWide, q.realmId, q);
+    this.ready.delete(q);
+    const waiter = q.waiter;
+    if (waiter && reason === 'overflow') {
+      clearTimeout(waiter.timer);
+      q.waiter = null;
+      waiter.reject(badEventQueueId(q.id));
+    } else {
+      this.answer(q);
+    }
+    if (reason === 'overflow' || reason === 'expired') {
+      this.env.log.info({ queueId: q.id, userId: q.userId, reason }, 'event queue dropped');
+    }
+  }
+
+  private own(queueId: string, userId: number): Queue {
+    const q = this.queues.get(queueId);
+    if (!q || q.userId !== userId) throw badEventQueueId(queueId);
+    return q;
+  }
+
+  /** Per-realm state shaping needs, kept current from the notices themselves. */
+  private observe(notice: Notice): void {
+    if (notice.realmId !== undefined && notice.seq !== undefined) {
+      this.noteSeen(notice.realmId, notice.seq);
+    }
+    const e = notice.event as { type: string; op?: string; property?: unknown; value?: unknown };
+    if (
+      e.type === 'realm' &&
+      e.op === 'update' &&
+      e.property === 'empty_topic_display_name' &&
+      notice.realmId !== undefined
+    ) {
+      this.noteTopicName(notice.realmId, notice.seq ?? Number.MAX_SAFE_INTEGER, e.value);
+    }
+  }
+
+  private noteSeen(realmId: number, seq: number): void {
+    if (seq > (this.seenSeq.get(realmId) ?? -1)) this.seenSeq.set(realmId, seq);
+  }
+
+  private noteTopicName(realmId: number, seq: number, setting: unknown): void {
+    const current = this.topicNames.get(realmId);
+    if (current && current.seq >= seq) return;
+    this.topicNames.set(realmId, { name: emptyTopicDisplayName(setting), seq });
+  }
+
+  private offer(q: Queue, notice: Notice, userId: number, recipient: boolean): void {
+    const sameRealm = notice.seq !== undefined && notice.realmId === q.realmId;
+    if (sameRealm && typeof q.snapshotSeq === 'number' && notice.seq! <= q.snapshotSeq) return;
+    const extra = notice.perUser?.[userId];
+    const event = extra ? ({ ...notice.event, ...extra } as ParleyEvent) : notice.event;
+    const emptyTopicName = this.topicNames.get(q.realmId)?.name ?? emptyTopicDisplayName('');
+    const seq = sameRealm && q.snapshotSeq === undefined ? notice.seq : undefined;
+    for (const e of shapeForClient(event, q.client, { emptyTopicName, recipient, queueId: q.id })) {
+      if (!this.push(q, e, seq)) return;
+    }
+  }
+
+  /** Append an event; a queue over its cap is dropped, so its client registers again. */
+  private push(q: Queue, event: ParleyEvent, seq?: number): boolean {
+    if (q.events.length >= this.env.config.maxEventsPerQueue) {
+      this.remove(q, 'overflow');
+      return false;
+    }
+    q.events.push(seq === undefined ? { id: q.nextId++, event } : { id: q.nextId++, event, seq });
+    if (q.waiter) this.scheduleAnswer(q);
+    return true;
+  }
+
+  private park(q: Queue): PollStart {
+    let cancel: () => void = () => undefined;
+    const parked = new Promise<EventsReply>((resolve, reject) => {
+      const { heartbeatMinMs, heartbeatJitterMs } = this.env.config;
+      // Jitter spreads heartbeats of queues parked together over the interval.
+      const delay = heartbeatMinMs + this.env.random.int(heartbeatJitterMs + 1);
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          if (q.waiter !== waiter) return;
+          if (this.push(q, { type: 'heartbeat' })) this.answer(q);
+        }, delay),
+      };
+      q.waiter = waiter;
+      cancel = () => {
+        if (q.waiter !== waiter) return;
+        clearTimeout(waiter.timer);
+        q.waiter = null;
+        q.lastTouchMs = this.now();
+        resolve({ events: [] });
+      };
+    });
+    return { parked, cancel: () => cancel() };
+  }
+
+  private answer(q: Queue): void {
+    this.ready.delete(q);
+    const waiter = q.waiter;
+    if (!waiter) return;
+    clearTimeout(waiter.timer);
+    q.waiter = null;
+    q.lastTouchMs = this.now();
+    waiter.resolve(this.reply(q, true));
+  }
+
+  private reply(q: Queue, withQueueId: boolean): EventsReply {
+    const events = q.events.map((e) => ({ ...e.event, id: e.id }));
+    return withQueueId ? { events, queue_id: q.id } : { events };
+  }
+
+  private scheduleAnswer(q: Queue): void {
+    this.ready.add(q);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    let answered = 0;
+    for (const q of this.ready) {
+      this.ready.delete(q);
+      // A poll parked after the events were taken by an earlier one waits for new events.
+      if (q.events.length > 0) this.answer(q);
+      if (++answered >= ANSWER_CHUNK) break;
+    }
+    if (this.ready.size > 0) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Expire queues idle for their timeout; a parked poll keeps its queue alive. */
+  private sweep(): void {
+    const now = this.now();
+    for (const q of [...this.queues.values()]) {
+      if (!q.waiter && now - q.lastTouchMs >= q.client.idleTimeoutSecs * 1000) {
+        this.remove(q, 'expired');
+      }
+    }
+  }
+}
+
+function deactivatedUserId(event: ParleyEvent): number | null {
+  if (event.type !== 'realm_user' || event.op !== 'update') return null;
+  const person = (event as { person?: { user_id?: unknown; is_active?: unknown } }).person;
+  return person?.is_active === false && typeof person.user_id === 'number' ? person.user_id : null;
+}
+
+/** last_event_id acknowledges every event up to it; they are pruned for good. */
+function acknowledge(q: Queue, lastEventId: number): void {
+  if (lastEventId < q.prunedId) {
+    throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
+  }
+  let n = 0;
+  while (n < q.events.length && q.events[n].id <= lastEventId) n++;
+  if (n > 0) {
+    q.prunedId = q.events[n - 1].id;
+    q.events.splice(0, n);
+  }
+  if (lastEventId !== q.prunedId) throw badRequest(`Event ${lastEventId} was not in this queue`);
+}
+
+function indexAdd(index: Map<number, Set<Queue>>, key: number, q: Queue): void {
+  const set = index.get(key);
+  if (set) set.add(q);
+  else index.set(key, new Set([q]));
+}
+
+function indexDelete(index: Map<number, Set<Queue>>, key: number, q: Queue): void {
+  const set = index.get(key);
+  if (!set?.delete(q)) return;
+  if (set.size === 0) index.delete(key);
+}
+
+interface SavedQueues {
+  format: number;
+  queues: Array<{
+    id: string;
+    user_id: number;
+    realm_id: number;
+    client: ClientDescriptor;
+    events: QueuedEvent[];
+    next_id: number;
+    pruned_id: number;
+    snapshot_seq: number | null;
+  }>;
+  topic_names?: Array<{ realm_id: number; name: string; seq: number }>;
+  seen_seq?: Array<{ realm_id: number; seq: number }>;
 }

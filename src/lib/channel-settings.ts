@@ -1,5 +1,7 @@
 // Channel group-permission settings: each holds a user-group id, combined with the
 // organization's own settings (an organization administrator can always administer).
+import { badRequest } from './errors.ts';
+import { badValue } from './params.ts';
 import type { SystemGroupName } from './roles.ts';
 
 export interface ChannelGroupSettingSpec {
@@ -79,11 +81,108 @@ export function streamPostPolicyFor(sendGroupName: string | null): number {
   }
 }
 
-/** Channel names: trimmed, non-empty, bounded, no control characters. */
-export function normalizeChannelName(raw: string): string | null {
-  const name = raw.trim();
-  if (name === '' || [...name].length > MAX_CHANNEL_NAME_LENGTH) return null;
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) return null;
+// Surrogates and Unicode non-characters are not printable; neither are control characters.
+const UNPRINTABLE = /[\p{Cc}\p{Cs}\uFDD0-\uFDEF]/u;
+
+function isNonCharacter(cp: number): boolean {
+  return (cp & 0xfffe) === 0xfffe;
+}
+
+/** 1-based position of the first unprintable character, or null. */
+export function unprintablePosition(text: string): number | null {
+  let position = 0;
+  for (const ch of text) {
+    position += 1;
+    if (UNPRINTABLE.test(ch) || isNonCharacter(ch.codePointAt(0)!)) return position;
+  }
+  return null;
+}
+
+/** A channel name as the reference server checks it (the caller trims it first). */
+export function checkChannelName(name: string): string {
+  if (name.trim() === '') throw badRequest("Channel name can't be empty.");
+  if ([...name].length > MAX_CHANNEL_NAME_LENGTH) {
+    throw badRequest(`Channel name too long (limit: ${MAX_CHANNEL_NAME_LENGTH} characters).`);
+  }
+  const position = unprintablePosition(name);
+  if (position !== null) {
+    throw badRequest(`Invalid character in channel name, at position ${position}.`);
+  }
   return name;
 }
+
+/** Descriptions are one line: newlines become spaces. */
+export function normalizeChannelDescription(raw: string): string {
+  return raw.replace(/\r?\n/g, ' ');
+}
+
+/** Private channels keep their history from new subscribers unless told otherwise; public ones share it. */
+export function historyPublicToSubscribersFor(
+  inviteOnly: boolean,
+  requested: boolean | null | undefined,
+): boolean {
+  return inviteOnly ? (requested ?? false) : true;
+}
+
+/**
+ * message_retention_days as clients send it: a positive number of days, "unlimited" (-1,
+ * keep forever) or "realm_default" (null, inherit the organization's setting).
+ */
+export function parseMessageRetentionDays(value: string | number): number | null {
+  if (value === 'realm_default') return null;
+  if (value === 'unlimited') return -1;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return value;
+  throw badValue('message_retention_days', value);
+}
+
+/** Subscription colors: "#" and three to six hex digits. */
+export function isValidColor(value: string): boolean {
+  return /^#[0-9a-fA-F]{3,6}$/.test(value);
+}
+
+/** Per-user subscription settings clients may change, and the type of each value. */
+export const SUBSCRIPTION_PROPERTIES = {
+  color: 'color',
+  is_muted: 'bool',
+  in_home_view: 'bool',
+  pin_to_top: 'bool',
+  desktop_notifications: 'bool',
+  audible_notifications: 'bool',
+  push_notifications: 'bool',
+  email_notifications: 'bool',
+  wildcard_mentions_notify: 'bool',
+} as const;
+export type SubscriptionProperty = keyof typeof SUBSCRIPTION_PROPERTIES;
+
+/** Channels with this many subscribers may get partial_subscribers under include_subscribers=partial. */
+export const MIN_PARTIAL_SUBSCRIBERS_CHANNEL_SIZE = 250;
+
+export const MAX_DEFAULT_CHANNEL_GROUP_NAME_LENGTH = 60;
+export const MAX_DEFAULT_CHANNEL_GROUP_DESCRIPTION_LENGTH = 1024;
+
+/** A default channel group's name, as the reference server checks it. */
+export function checkDefaultChannelGroupName(name: string): string {
+  if (name.trim() === '') throw badRequest(`Invalid default channel group name '${name}'`);
+  if ([...name].length > MAX_DEFAULT_CHANNEL_GROUP_NAME_LENGTH) {
+    throw badRequest(
+      `Default channel group name too long (limit: ${MAX_DEFAULT_CHANNEL_GROUP_NAME_LENGTH} characters)`,
+    );
+  }
+  if (name.includes('\u0000')) {
+    throw badRequest(`Default channel group name '${name}' contains NULL (0x00) characters.`);
+  }
+  return name;
+}
+
+/** The settings whose groups also let their members see a private channel exist. */
+export const METADATA_GRANTING_SETTINGS: readonly ChannelGroupSettingName[] = [
+  'can_administer_channel_group',
+  'can_add_subscribers_group',
+  'can_subscribe_group',
+];
+
+/** Changing these needs access to the channel's messages, not only to its existence. */
+export const CONTENT_ACCESS_SETTINGS: readonly ChannelGroupSettingName[] = [
+  'can_add_subscribers_group',
+  'can_subscribe_group',
+];

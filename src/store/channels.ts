@@ -172,3 +172,249 @@ export async function listUsersSharingChannels(db: Q, userId: number): Promise<n
     .execute();
   return rows.map((r) => r.user_id);
 }
+
+/** Channels of the realm by (case-insensitive) name, keyed by lower-cased name. */
+export async function getChannelsByNames(
+  db: Q,
+  realmId: number,
+  names: string[],
+): Promise<Map<string, ChannelRow>> {
+  const keys = [...new Set(names.map((n) => n.trim().toLowerCase()))];
+  const out = new Map<string, ChannelRow>();
+  if (keys.length === 0) return out;
+  const rows = await db
+    .selectFrom('channels')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('name_key', 'in', keys)
+    .execute();
+  for (const r of rows) out.set(r.name_key, r);
+  return out;
+}
+
+/** Subscription rows of several users to several channels. */
+export async function listSubscriptionRows(
+  db: Q,
+  userIds: number[],
+  channelIds: number[],
+): Promise<SubscriptionRow[]> {
+  if (userIds.length === 0 || channelIds.length === 0) return [];
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('user_id', 'in', userIds)
+    .where('channel_id', 'in', channelIds)
+    .execute();
+}
+
+export async function deactivateSubscriptions(
+  db: Q,
+  pairs: Array<{ userId: number; channelId: number }>,
+): Promise<void> {
+  for (const p of pairs) {
+    await db
+      .updateTable('subscriptions')
+      .set({ active: 0 })
+      .where('user_id', '=', p.userId)
+      .where('channel_id', '=', p.channelId)
+      .execute();
+  }
+}
+
+/** The first message of each channel (null when it has none). */
+export async function firstMessageIds(
+  db: Q,
+  channelIds: number[],
+): Promise<Map<number, number | null>> {
+  const out = new Map<number, number | null>(channelIds.map((id) => [id, null]));
+  if (channelIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('messages')
+    .select(['channel_id', (eb) => eb.fn.min<number>('id').as('first_id')])
+    .where('channel_id', 'in', channelIds)
+    .groupBy('channel_id')
+    .execute();
+  for (const r of rows) if (r.channel_id !== null) out.set(r.channel_id, r.first_id);
+  return out;
+}
+
+/** Whether the channel has a message outside the empty topic. */
+export async function channelHasNamedTopics(db: Q, channelId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('channel_id', '=', channelId)
+    .where('topic', '!=', '')
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Ids of the realm's default channels, ascending. */
+export async function listDefaultChannelIds(db: Q, realmId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('default_channels')
+    .select('channel_id')
+    .where('realm_id', '=', realmId)
+    .orderBy('channel_id')
+    .execute();
+  return rows.map((r) => r.channel_id);
+}
+
+export async function addDefaultChannel(db: Q, realmId: number, channelId: number): Promise<void> {
+  await db
+    .insertInto('default_channels')
+    .values({ realm_id: realmId, channel_id: channelId })
+    .onConflict((oc) => oc.columns(['realm_id', 'channel_id']).doNothing())
+    .execute();
+}
+
+export async function removeDefaultChannel(
+  db: Q,
+  realmId: number,
+  channelId: number,
+): Promise<void> {
+  await db
+    .deleteFrom('default_channels')
+    .where('realm_id', '=', realmId)
+    .where('channel_id', '=', channelId)
+    .execute();
+}
+
+export interface DefaultChannelGroup {
+  id: number;
+  name: string;
+  description: string;
+  /** Channel ids, in the order of the channels' names. */
+  channelIds: number[];
+}
+
+/** The realm's default channel groups, by name. */
+export async function listDefaultChannelGroups(
+  db: Q,
+  realmId: number,
+): Promise<DefaultChannelGroup[]> {
+  const groups = await db
+    .selectFrom('default_channel_groups')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .orderBy('name')
+    .orderBy('id')
+    .execute();
+  if (groups.length === 0) return [];
+  const members = await db
+    .selectFrom('default_channel_group_channels as g')
+    .innerJoin('channels as c', 'c.id', 'g.channel_id')
+    .select(['g.group_id', 'g.channel_id'])
+    .where(
+      'g.group_id',
+      'in',
+      groups.map((g) => g.id),
+    )
+    .orderBy('c.name')
+    .orderBy('c.id')
+    .execute();
+  return groups.map((g) => ({
+    id: g.id,
+    name: g.name,
+    description: g.description,
+    channelIds: members.filter((m) => m.group_id === g.id).map((m) => m.channel_id),
+  }));
+}
+
+export async function getDefaultChannelGroup(
+  db: Q,
+  realmId: number,
+  id: number,
+): Promise<DefaultChannelGroup | undefined> {
+  return (await listDefaultChannelGroups(db, realmId)).find((g) => g.id === id);
+}
+
+export async function defaultChannelGroupNameTaken(
+  db: Q,
+  realmId: number,
+  name: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('default_channel_groups')
+    .select('id')
+    .where('realm_id', '=', realmId)
+    .where('name', '=', name)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertDefaultChannelGroup(
+  db: Q,
+  row: { realm_id: number; name: string; description: string },
+): Promise<number> {
+  const inserted = await db
+    .insertInto('default_channel_groups')
+    .values(row)
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return inserted.id;
+}
+
+export async function updateDefaultChannelGroup(
+  db: Q,
+  id: number,
+  changes: { name?: string; description?: string },
+): Promise<void> {
+  await db.updateTable('default_channel_groups').set(changes).where('id', '=', id).execute();
+}
+
+export async function deleteDefaultChannelGroup(db: Q, id: number): Promise<void> {
+  await db.deleteFrom('default_channel_group_channels').where('group_id', '=', id).execute();
+  await db.deleteFrom('default_channel_groups').where('id', '=', id).execute();
+}
+
+export async function addChannelsToDefaultGroup(
+  db: Q,
+  groupId: number,
+  channelIds: number[],
+): Promise<void> {
+  if (channelIds.length === 0) return;
+  await db
+    .insertInto('default_channel_group_channels')
+    .values(channelIds.map((channel_id) => ({ group_id: groupId, channel_id })))
+    .onConflict((oc) => oc.columns(['group_id', 'channel_id']).doNothing())
+    .execute();
+}
+
+export async function removeChannelsFromDefaultGroup(
+  db: Q,
+  groupId: number,
+  channelIds: number[],
+): Promise<void> {
+  if (channelIds.length === 0) return;
+  await db
+    .deleteFrom('default_channel_group_channels')
+    .where('group_id', '=', groupId)
+    .where('channel_id', 'in', channelIds)
+    .execute();
+}
+
+/** Ids of the default channel groups holding the channel. */
+export async function listDefaultGroupIdsWithChannel(db: Q, channelId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('default_channel_group_channels')
+    .select('group_id')
+    .where('channel_id', '=', channelId)
+    .orderBy('group_id')
+    .execute();
+  return rows.map((r) => r.group_id);
+}
+
+/** Every subscription row of a channel, active or not, of any user. */
+export async function listSubscriptionRowsOfChannel(
+  db: Q,
+  channelId: number,
+): Promise<SubscriptionRow[]> {
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('channel_id', '=', channelId)
+    .orderBy('user_id')
+    .execute();
+}

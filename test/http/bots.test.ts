@@ -131,9 +131,8 @@ describe('POST /bots', () => {
       interface_type: 2,
     });
     const [event] = (await notices.take()).filter((n) => n.event.type === 'realm_bot');
-    const services = (event.event.bot as Record<string, unknown>).services as Array<
-      Record<string, unknown>
-    >;
+    const services = ((event.event as Record<string, unknown>).bot as Record<string, unknown>)
+      .services as Array<Record<string, unknown>>;
     assert.equal(services.length, 1);
     const token = services[0].token as string;
     assert.match(token, API_KEY);
@@ -292,7 +291,11 @@ describe('POST /bots', () => {
     const listed = (await botsOf(t.as(t.fx.member))).find((b) => b.user_id === res.body.user_id)!;
     assert.equal(listed.default_all_public_streams, true);
     const [, , add] = await notices.take();
-    assert.equal((add.event.bot as Record<string, unknown>).default_all_public_streams, true);
+    assert.equal(
+      ((add.event as Record<string, unknown>).bot as Record<string, unknown>)
+        .default_all_public_streams,
+      true,
+    );
 
     for (const name of ['default_sending_stream', 'default_events_register_stream']) {
       const bad = await t.as(t.fx.member).post('/bots', {

@@ -121,13 +121,25 @@ async function freshPostgresStore(
 export interface TestAppOptions {
   config?: Partial<Config>;
   bus?: EventBus;
+  /**
+   * Build a second server process on this app's database and fixture (as several
+   * processes share one database behind a proxy). Its Redis channel defaults to the
+   * other app's, so the two share one bus when PARLEY_TEST_REDIS_URL is set. Closing it
+   * leaves the shared database open.
+   */
+  shareStoreWith?: TestApp;
 }
 
 export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
-  const config = testConfig(opts.config);
-  const { store, fixture } = TEST_DATABASE_URL
-    ? await freshPostgresStore(config, TEST_DATABASE_URL)
-    : await freshSqliteStore(config);
+  const shared = opts.shareStoreWith;
+  const config = shared
+    ? testConfig({ redisChannel: shared.ctx.config.redisChannel, ...opts.config })
+    : testConfig(opts.config);
+  const { store, fixture } = shared
+    ? { store: shared.ctx.store, fixture: shared.fx }
+    : TEST_DATABASE_URL
+      ? await freshPostgresStore(config, TEST_DATABASE_URL)
+      : await freshSqliteStore(config);
   const ctx = await createContext(config, {
     store,
     passwords: testPasswords,
@@ -136,6 +148,8 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     log: pino({ level: process.env.PARLEY_TEST_LOG_LEVEL || 'silent' }),
   });
   const app = await buildApp(ctx);
+  // As src/main.ts does: parked long-polls are answered first, so closing does not wait for them.
+  app.addHook('preClose', async () => ctx.queues.shutdown());
   await app.ready();
   return {
     ctx,
@@ -144,7 +158,12 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     as: (who) => new Client(app, who),
     async close() {
       await app.close();
-      await closeContext(ctx);
+      if (shared) {
+        await ctx.queues.shutdown();
+        await ctx.bus.close();
+      } else {
+        await closeContext(ctx);
+      }
     },
   };
 }

@@ -1,44 +1,20 @@
 // Shared by the bots API tests: a bus recorder, expected bodies, and callers per role.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import type { Notice } from '../../src/events/types.ts';
+import { captureNotices, type NoticeLog, type Sent } from './notices.ts';
 import type { TestApp } from './app.ts';
 import type { Client } from './client.ts';
 import { ROLE_KEYS } from './fixture.ts';
 
-export interface Seen {
-  event: Record<string, unknown>;
-  users: number[];
-}
+export type Seen = Sent;
+export type NoticeRecorder = NoticeLog;
 
-export interface NoticeRecorder {
-  /** The notices published since the last call, in order, with sorted recipients. */
-  take(): Promise<Seen[]>;
-}
-
-/** Collects notices from the bus; a marker notice tells when a (Redis) bus has caught up. */
-export function recordNotices(app: TestApp): NoticeRecorder {
-  const seen: Notice[] = [];
-  app.ctx.bus.subscribe((batch) => seen.push(...batch));
-  let n = 0;
-  return {
-    async take() {
-      const marker = `bots-test-marker-${n++}`;
-      await app.ctx.bus.publish([{ event: { type: 'test_marker', op: marker }, users: [] }]);
-      const at = () => seen.findIndex((x) => x.event.op === marker);
-      for (let i = 0; i < 1000 && at() < 0; i++) await new Promise((r) => setTimeout(r, 5));
-      const idx = at();
-      assert.ok(idx >= 0, 'the bus never delivered the marker');
-      return seen
-        .splice(0, idx + 1)
-        .slice(0, idx)
-        .map((x) => ({
-          event: x.event as Record<string, unknown>,
-          users: [...x.users].sort((a, b) => a - b),
-        }));
-    },
-  };
-}
+/**
+ * Collects notices from the bus. Channel events (peer lists, streams) that bot changes
+ * cause are the channel suites' business, so they are left out here.
+ */
+export const recordNotices = (app: TestApp): NoticeLog =>
+  captureNotices(app, { exclude: ['stream', 'subscription'] });
 
 /** Notices in a canonical order, for changes whose event order is not part of the contract. */
 export const unordered = (list: Seen[]): Seen[] =>

@@ -119,3 +119,13 @@ export function pickSubscriptionColor(used: Iterable<string>): string {
     SUBSCRIPTION_COLORS[taken.size % SUBSCRIPTION_COLORS.length]
   );
 }
+
+/** A default channel group (its channel ids in the order of the channels' names). */
+export function presentDefaultChannelGroup(g: {
+  id: number;
+  name: string;
+  description: string;
+  channelIds: number[];
+}): Record<string, unknown> {
+  return { name: g.name, description: g.description, id: g.id, streams: g.channelIds };
+}

@@ -1,0 +1,171 @@
+// Event queues: POST /register (a queue plus a consistent snapshot), GET /events and
+// DELETE /events.
+//
+// Register consistency: the queue is created first, so it receives every notice committed
+// from then on. The snapshot is then read in one read transaction together with the
+// realm's commit sequence S; the queue drops the realm's notices with seq <= S (already
+// reflected in the snapshot), including those that arrived meanwhile or arrive late.
+// Notices without a sequence (heartbeat, restart, typing) are never dropped.
+import type { AppContext } from '../context.ts';
+import type { Actor } from '../lib/actor.ts';
+import { badRequest, unauthorized } from '../lib/errors.ts';
+import { checkEventNarrow, readCapabilities, type ClientDescriptor } from '../lib/event-client.ts';
+import { versionFields } from '../lib/presenters/server.ts';
+import { readRealmSettings } from '../lib/realm-settings.ts';
+import { isGuest } from '../lib/roles.ts';
+import {
+  MAX_QUEUE_IDLE_TIMEOUT_SECS,
+  MOBILE_QUEUE_IDLE_TIMEOUT_SECS,
+  serverRegisterConstants,
+} from '../lib/server-limits.ts';
+import { buildSnapshot } from '../events/initial-state.ts';
+import { badEventQueueId, type PollStart } from '../events/queues.ts';
+import * as realmsStore from '../store/realms.ts';
+import * as usersStore from '../store/users.ts';
+import { SERVER_GENERATION } from '../version.ts';
+import { withReadSnapshot } from './transaction.ts';
+
+export type { EventsReply, PollStart } from '../events/queues.ts';
+
+/** The parameters that describe a queue's client (POST /register and GET /events alike). */
+export interface QueueParams {
+  apply_markdown?: boolean;
+  client_gravatar?: boolean;
+  slim_presence?: boolean;
+  all_public_streams?: boolean;
+  event_types?: string[] | null;
+  narrow?: string[][];
+  client_capabilities?: Record<string, unknown>;
+  idle_queue_timeout?: number | 'mobile';
+  queue_lifespan_secs?: number;
+  include_subscribers?: boolean | 'partial';
+}
+
+export interface RegisterParams extends QueueParams {
+  fetch_event_types?: string[] | null;
+  presence_history_limit_days?: number;
+}
+
+export interface GetEventsParams extends RegisterParams {
+  queue_id?: string;
+  last_event_id?: number;
+  dont_block?: boolean;
+}
+
+/** Points where a test may run an action inside register, to force an interleaving. */
+export type RegisterHookPoint = 'queue-created' | 'snapshot-read';
+type RegisterHook = (point: RegisterHookPoint, queueId: string) => Promise<void>;
+let registerHook: RegisterHook | null = null;
+export function setRegisterHook(hook: RegisterHook | null): void {
+  registerHook = hook;
+}
+
+/** The idle lifetime: the server default, or longer (up to 7 days) when the client asks. */
+function idleTimeoutFor(ctx: AppContext, params: QueueParams): number {
+  const asked =
+    params.idle_queue_timeout === 'mobile'
+      ? MOBILE_QUEUE_IDLE_TIMEOUT_SECS
+      : (params.idle_queue_timeout ?? params.queue_lifespan_secs ?? 0);
+  const fallback = ctx.config.queueIdleTimeoutSecs;
+  return asked > 0 ? Math.max(fallback, Math.min(asked, MAX_QUEUE_IDLE_TIMEOUT_SECS)) : fallback;
+}
+
+export function checkClientDescriptor(
+  ctx: AppContext,
+  actor: Actor,
+  params: QueueParams,
+): ClientDescriptor {
+  const allPublicStreams = params.all_public_streams ?? false;
+  // Guests cannot read public channels they are not in.
+  if (allPublicStreams && isGuest(actor.user))
+    throw badRequest('User not authorized for this query');
+  return {
+    eventTypes: params.event_types ?? null,
+    narrow: checkEventNarrow(params.narrow ?? []),
+    allPublicStreams,
+    applyMarkdown: params.apply_markdown ?? false,
+    clientGravatar: params.client_gravatar ?? true,
+    slimPresence: params.slim_presence ?? false,
+    includeSubscribers: params.include_subscribers ?? false,
+    capabilities: readCapabilities(params.client_capabilities),
+    idleTimeoutSecs: idleTimeoutFor(ctx, params),
+  };
+}
+
+/** POST /register. */
+export async function registerQueue(
+  ctx: AppContext,
+  actor: Actor,
+  params: RegisterParams,
+): Promise<Record<string, unknown>> {
+  const client = checkClientDescriptor(ctx, actor, params);
+  const queueId = ctx.queues.create({ userId: actor.user.id, realmId: actor.realm.id }, client, {
+    awaitSnapshot: true,
+    emptyTopicDisplayName: readRealmSettings(actor.realm.settings).empty_topic_display_name,
+  });
+  try {
+    await registerHook?.('queue-created', queueId);
+    const { seq, value } = await withReadSnapshot(ctx, actor.realm.id, async (db) => {
+      // The user and realm as of the snapshot, not as authentication read them.
+      const realm = await realmsStore.getRealmById(db, actor.realm.id);
+      const user = await usersStore.getUserById(db, actor.realm.id, actor.user.id);
+      if (!realm || realm.deactivated) throw unauthorized('This organization has been deactivated');
+      if (!user?.is_active) throw unauthorized('Account is deactivated');
+      const keys = await buildSnapshot(
+        { ...ctx, db },
+        {
+          actor: { user, realm },
+          client,
+          fetch: params.fetch_event_types ?? params.event_types ?? null,
+          includeSubscribers: params.include_subscribers ?? false,
+          presenceHistoryLimitDays: params.presence_history_limit_days ?? null,
+        },
+      );
+      return {
+        keys,
+        emptyTopicDisplayName: readRealmSettings(realm.settings).empty_topic_display_name,
+      };
+    });
+    await registerHook?.('snapshot-read', queueId);
+    // Gone meanwhile: overflowed, or its user was deactivated.
+    if (!ctx.queues.setSnapshot(queueId, seq, value)) throw badEventQueueId(queueId);
+    const asked =
+      params.idle_queue_timeout !== undefined || params.queue_lifespan_secs !== undefined;
+    return {
+      queue_id: queueId,
+      last_event_id: -1,
+      ...versionFields(),
+      ...serverRegisterConstants(SERVER_GENERATION),
+      ...value.keys,
+      ...(asked ? { idle_queue_timeout_secs: client.idleTimeoutSecs } : {}),
+    };
+  } catch (err) {
+    ctx.queues.discard(queueId);
+    throw err;
+  }
+}
+
+/**
+ * GET /events: poll a queue, or without queue_id register one from the same parameters
+ * as POST /register (without a snapshot) and poll it.
+ */
+export function getEvents(ctx: AppContext, actor: Actor, params: GetEventsParams): PollStart {
+  const dontBlock = params.dont_block ?? false;
+  if (params.queue_id === undefined) {
+    const client = checkClientDescriptor(ctx, actor, params);
+    const queueId = ctx.queues.create({ userId: actor.user.id, realmId: actor.realm.id }, client, {
+      awaitSnapshot: false,
+      emptyTopicDisplayName: readRealmSettings(actor.realm.settings).empty_topic_display_name,
+    });
+    return ctx.queues.poll(queueId, actor.user.id, { dontBlock, newQueue: true });
+  }
+  return ctx.queues.poll(params.queue_id, actor.user.id, {
+    lastEventId: params.last_event_id,
+    dontBlock,
+  });
+}
+
+/** DELETE /events. */
+export function deleteQueue(ctx: AppContext, actor: Actor, queueId: string): void {
+  ctx.queues.delete(queueId, actor.user.id);
+}

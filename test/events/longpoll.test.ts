@@ -1,0 +1,189 @@
+// Long-polling over real sockets: a parked GET /events wakes on an event, gets a
+// heartbeat, is finished by a newer poll, and frees its queue's waiter when the client
+// disconnects.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { buildTestApp, type TestApp, type TestAppOptions } from '../support/app.ts';
+import { basicAuth, encodeParams } from '../support/client.ts';
+import type { FixtureUser } from '../support/fixture.ts';
+
+interface Live {
+  t: TestApp;
+  call(
+    who: FixtureUser,
+    method: string,
+    path: string,
+    params?: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
+}
+
+async function withServer(fn: (live: Live) => Promise<void>, opts?: TestAppOptions): Promise<void> {
+  const t = await buildTestApp(opts);
+  try {
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as AddressInfo;
+    await fn({
+      t,
+      async call(who, method, path, params = {}, signal) {
+        const query = method === 'GET' ? `?${encodeParams(params)}` : '';
+        const res = await fetch(`http://127.0.0.1:${port}/api/v1${path}${query}`, {
+          method,
+          signal,
+          headers: {
+            authorization: basicAuth(who.email, who.api_key),
+            ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+          },
+          ...(method === 'GET' ? {} : { body: encodeParams(params) }),
+        });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      },
+    });
+  } finally {
+    await t.close();
+  }
+}
+
+async function waitFor(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(check(), 'condition not reached');
+}
+
+async function register(live: Live, who: FixtureUser): Promise<string> {
+  const res = await live.call(who, 'POST', '/register', { event_types: ['user_settings'] });
+  assert.equal(res.status, 200);
+  return String(res.body.queue_id);
+}
+
+const parkedOn = (live: Live, queueId: string) => () =>
+  live.t.ctx.queues.inspect(queueId)?.parked === true;
+
+test('a parked poll wakes on an event', () =>
+  withServer(async (live) => {
+    const { member } = live.t.fx;
+    const queueId = await register(live, member);
+    const poll = live.call(member, 'GET', '/events', { queue_id: queueId, last_event_id: -1 });
+    await waitFor(parkedOn(live, queueId));
+    const change = await live.call(member, 'PATCH', '/settings', { enter_sends: true });
+    assert.equal(change.status, 200);
+    const res = await poll;
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, {
+      result: 'success',
+      msg: '',
+      events: [
+        { type: 'user_settings', op: 'update', property: 'enter_sends', value: true, id: 0 },
+      ],
+      queue_id: queueId,
+    });
+  }));
+
+test('dont_block answers at once; a heartbeat ends a quiet poll', () =>
+  withServer(
+    async (live) => {
+      const { member } = live.t.fx;
+      const queueId = await register(live, member);
+      const quick = await live.call(member, 'GET', '/events', {
+        queue_id: queueId,
+        last_event_id: -1,
+        dont_block: true,
+      });
+      assert.deepEqual(quick.body, { result: 'success', msg: '', events: [] });
+      const slow = await live.call(member, 'GET', '/events', {
+        queue_id: queueId,
+        last_event_id: -1,
+      });
+      assert.deepEqual(slow.body, {
+        result: 'success',
+        msg: '',
+        events: [{ type: 'heartbeat', id: 0 }],
+        queue_id: queueId,
+      });
+    },
+    { config: { heartbeatMinMs: 20, heartbeatJitterMs: 20 } },
+  ));
+
+test('acknowledged events are not sent again', () =>
+  withServer(async (live) => {
+    const { member } = live.t.fx;
+    const queueId = await register(live, member);
+    for (const value of [true, false]) {
+      await live.call(member, 'PATCH', '/settings', { enter_sends: value });
+    }
+    const first = await live.call(member, 'GET', '/events', {
+      queue_id: queueId,
+      last_event_id: -1,
+    });
+    assert.deepEqual(
+      (first.body.events as Array<{ id: number }>).map((e) => e.id),
+      [0, 1],
+    );
+    const next = live.call(member, 'GET', '/events', { queue_id: queueId, last_event_id: 1 });
+    await waitFor(parkedOn(live, queueId));
+    await live.call(member, 'PATCH', '/settings', { enter_sends: true });
+    assert.deepEqual(
+      ((await next).body.events as Array<{ id: number }>).map((e) => e.id),
+      [2],
+    );
+  }));
+
+test('a second poll finishes the first', () =>
+  withServer(async (live) => {
+    const { member } = live.t.fx;
+    const queueId = await register(live, member);
+    const first = live.call(member, 'GET', '/events', { queue_id: queueId, last_event_id: -1 });
+    await waitFor(parkedOn(live, queueId));
+    const second = live.call(member, 'GET', '/events', { queue_id: queueId, last_event_id: -1 });
+    assert.deepEqual((await first).body, {
+      result: 'success',
+      msg: '',
+      events: [],
+      queue_id: queueId,
+    });
+    await waitFor(parkedOn(live, queueId));
+    await live.call(member, 'PATCH', '/settings', { enter_sends: true });
+    assert.equal(((await second).body.events as unknown[]).length, 1);
+  }));
+
+test('a client disconnecting mid-poll frees its waiter; its events wait for the next poll', () =>
+  withServer(async (live) => {
+    const { member } = live.t.fx;
+    const queueId = await register(live, member);
+    const abort = new AbortController();
+    const poll = live.call(
+      member,
+      'GET',
+      '/events',
+      { queue_id: queueId, last_event_id: -1 },
+      abort.signal,
+    );
+    await waitFor(parkedOn(live, queueId));
+    abort.abort();
+    await assert.rejects(poll, { name: 'AbortError' });
+    await waitFor(() => live.t.ctx.queues.inspect(queueId)?.parked === false);
+    await live.call(member, 'PATCH', '/settings', { enter_sends: true });
+    const next = await live.call(member, 'GET', '/events', {
+      queue_id: queueId,
+      last_event_id: -1,
+    });
+    assert.deepEqual(
+      (next.body.events as Array<{ property: string }>).map((e) => e.property),
+      ['enter_sends'],
+    );
+  }));
+
+test('closing the server answers parked polls instead of waiting for them', () =>
+  withServer(async (live) => {
+    const { member } = live.t.fx;
+    const queueId = await register(live, member);
+    const poll = live.call(member, 'GET', '/events', { queue_id: queueId, last_event_id: -1 });
+    await waitFor(parkedOn(live, queueId));
+    await live.t.app.close();
+    assert.deepEqual((await poll).body, {
+      result: 'success',
+      msg: '',
+      events: [],
+      queue_id: queueId,
+    });
+  }));

@@ -1,0 +1,342 @@
+// GET and DELETE /events through HTTP: acknowledgement and pruning, errors, queues
+// created by GET /events, heartbeats, one parked poll per queue, expiry, overflow,
+// deactivation, and register consistency under a forced interleaving.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setRegisterHook } from '../../src/actions/events.ts';
+import { buildTestApp, TEST_REDIS_URL, type TestApp, type TestAppOptions } from '../support/app.ts';
+import { drainEvents, getEvents, registerQueue, settleBus, withoutIds } from '../support/events.ts';
+import type { Client } from '../support/client.ts';
+
+async function withApp(fn: (t: TestApp) => Promise<void>, opts?: TestAppOptions): Promise<void> {
+  const t = await buildTestApp(opts);
+  try {
+    await fn(t);
+  } finally {
+    await t.close();
+  }
+}
+
+/** Three user_settings events for the member. */
+async function threeSettings(member: Client): Promise<void> {
+  for (const value of [true, false, true]) {
+    const res = await member.patch('/settings', { enter_sends: value });
+    assert.equal(res.status, 200, res.text);
+  }
+}
+
+async function waitFor(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(check(), 'condition not reached');
+}
+
+const TYPES = { event_types: ['user_settings'] };
+const badQueue = (id: string) => ({
+  result: 'error',
+  msg: `Bad event queue ID: ${id}`,
+  code: 'BAD_EVENT_QUEUE_ID',
+  queue_id: id,
+});
+
+test('GET /events: dont_block on an empty queue answers at once', () =>
+  withApp(async (t) => {
+    const member = t.as(t.fx.member);
+    const { queue_id } = await registerQueue(member, TYPES);
+    const res = await member.get('/events', { queue_id, last_event_id: -1, dont_block: true });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { result: 'success', msg: '', events: [] });
+  }));
+
+test('GET /events: every unacknowledged event, then acknowledgement prunes', () =>
+  withApp(async (t) => {
+    const member = t.as(t.fx.member);
+    const { queue_id } = await registerQueue(member, TYPES);
+    await threeSettings(member);
+    await settleBus(t.ctx);
+    const all = await getEvents(member, queue_id, -1, { dontBlock: true });
+    assert.deepEqual(
+      all.map((e) => [e.id, e.value]),
+      [
+        [0, true],
+        [1, false],
+        [2, true],
+      ],
+    );
+    // Not acknowledged yet: the same events again.
+    assert.deepEqual(await getEvents(member, queue_id, -1, { dontBlock: true }), all);
+    assert.deepEqual(await getEvents(member, queue_id, 1, { dontBlock: true }), [all[2]]);
+    assert.deepEqual(t.ctx.queues.inspect(queue_id)?.pending, [2]);
+    assert.deepEqual(await getEvents(member, queue_id, 2, { dontBlock: true }), []);
+    // Acknowledging the same id again is harmless.
+    assert.deepEqual(await getEvents(member, queue_id, 2, { dontBlock: true }), []);
+    // Without last_event_id nothing is acknowledged.
+    const res = await member.get('/events', { queue_id, dont_block: true });
+    assert.deepEqual(res.body, { result: 'success', msg: '', events: [] });
+  }));
+
+test('GET /events: a pruned or unknown last_event_id is a clear error', () =>
+  withApp(async (t) => {
+    const member = t.as(t.fx.member);
+    const { queue_id } = await registerQueue(member, TYPES);
+    await threeSettings(member);
+    await drainEvents(t.ctx, member, queue_id, -1);
+    await getEvents(member, queue_id, 1, { dontBlock: true });
+    const pruned = await member.get('/events', { queue_id, last_event_id: 0, dont_block: true });
+    assert.equal(pruned.status, 400);
+    assert.deepEqual(pruned.body, {
+      result: 'error',
+      msg: 'An event newer than 0 has already been pruned!',
+      code: 'BAD_REQUEST',
+    });
+    const unknown = await member.get('/events', { queue_id, last_event_id: 7, dont_block: true });
+    assert.equal(unknown.status, 400);
+    assert.deepEqual(unknown.body, {
+      result: 'error',
+      msg: 'Event 7 was not in this queue',
+      code: 'BAD_REQUEST',
+    });
+  }));
+
+test('GET and DELETE /events: unknown, foreign and deleted queues are BAD_EVENT_QUEUE_ID', () =>
+  withApp(async (t) => {
+    const member = t.as(t.fx.member);
+    const { queue_id } = await registerQueue(member, TYPES);
+    const unknown = await member.get('/events', { queue_id: 'nope', last_event_id: -1 });
+    assert.equal(unknown.status, 400);
+    assert.deepEqual(unknown.body, badQueue('nope'));
+    const foreign = await t.as(t.fx.member2).get('/events', { queue_id, last_event_id: -1 });
+    assert.equal(foreign.status, 400);
+    assert.deepEqual(foreign.body, badQueue(queue_id));
+    const foreignDelete = await t.as(t.fx.member2).delete('/events', { queue_id });
+    assert.deepEqual(foreignDelete.body, badQueue(queue_id));
+
+    const deleted = await member.delete('/events', { queue_id });
+    assert.equal(deleted.status, 200);
+    assert.deepEqual(deleted.body, { result: 'success', msg: '' });
+    const after = await member.get('/events', { queue_id, last_event_id: -1, dont_block: true });
+    assert.deepEqual(after.body, badQueue(queue_id));
+    const again = await member.delete('/events', { queue_id });
+    assert.equal(again.status, 400);
+    assert.deepEqual(again.body, badQueue(queue_id));
+    const missing = await member.delete('/events', {});
+    assert.equal(missing.status, 400);
+    assert.deepEqual(missing.body, {
+      result: 'error',
+      msg: "Missing 'queue_id' argument",
+      code: 'REQUEST_VARIABLE_MISSING',
+      var_name: 'queue_id',
+    });
+  }));
+
+test('GET /events without queue_id registers a queue from the register parameters', () =>
+  withApp(async (t) => {
+    const member = t.as(t.fx.member);
+    const res = await member.get('/events', { dont_block: true, event_types: ['realm_user'] });
+    assert.equal(res.status, 200, res.text);
+    const queueId = String(res.body.queue_id);
+    assert.deepEqual(res.body, { result: 'success', msg: '', events: [], queue_id: queueId });
+    await threeSettings(member);
+    const rename = await member.patch('/settings', { full_name: 'Mark Renamed' });
+    assert.equal(rename.status, 200);
+    assert.deepEqual(withoutIds(await drainEvents(t.ctx, member, queueId, -1)), [
+      {
+        type: 'realm_user',
+        op: 'update',
+        person: { user_id: t.fx.member.id, full_name: 'Mark Renamed' },
+      },
+    ]);
+
+    // Blocking: the reply names the new queue once an event arrives.
+    const parked = member.get('/events', { event_types: ['user_settings'] });
+    await waitFor(() => t.ctx.queues.size === 2);
+    await threeSettings(member);
+    const reply = await parked;
+    assert.equal(reply.status, 200, reply.text);
+    assert.match(String(reply.body.queue_id), new RegExp(`^${t.ctx.config.nodeId}:`));
+    assert.equal((reply.body.events as unknown[]).length > 0, true);
+  }));
+
+test('GET /events: a heartbeat answers a poll that waited long enough', () =>
+  withApp(
+    async (t) => {
+      const member = t.as(t.fx.member);
+      const { queue_id } = await registerQueue(member, TYPES);
+      const res = await member.get('/events', { queue_id, last_event_id: -1 });
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, {
+        result: 'success',
+        msg: '',
+        events: [{ type: 'heartbeat', id: 0 }],
+        queue_id,
+      });
+      // Heartbeats are events like any other: acknowledged, then gone.
+      assert.deepEqual(t.ctx.queues.inspect(queue_id)?.pending, [0]);
+      assert.deepEqual(
+        (await getEvents(member, queue_id, 0)).map((e) => e.type),
+        ['heartbeat'],
+      );
+      assert.deepEqual(t.ctx.queues.inspect(queue_id)?.pending, [1]);
+    },
+    { config: { heartbeatMinMs: 30, heartbeatJitterMs: 20 } },
+  ));
+
+test('GET /events: a second poll on a queue finishes the first', () =>
+  withApp(async (t) => {
+    const member = t.as(t.fx.member);
+    const { queue_id } = await registerQueue(member, TYPES);
+    const first = member.get('/events', { queue_id, last_event_id: -1 });
+    await waitFor(() => t.ctx.queues.inspect(queue_id)?.parked === true);
+    const second = member.get('/events', { queue_id, last_event_id: -1 });
+    const firstReply = await first;
+    assert.deepEqual(firstReply.body, { result: 'success', msg: '', events: [], queue_id });
+    await waitFor(() => t.ctx.queues.inspect(queue_id)?.parked === true);
+    await threeSettings(member);
+    const secondReply = await second;
+    assert.equal((secondReply.body.events as unknown[]).length > 0, true);
+  }));
+
+test('queues idle past their timeout expire; a longer requested timeout keeps a queue', () =>
+  withApp(
+    async (t) => {
+      const member = t.as(t.fx.member);
+      const short = await registerQueue(member, TYPES);
+      const long = await registerQueue(member, { ...TYPES, idle_queue_timeout: 3600 });
+      await waitFor(() => t.ctx.queues.inspect(short.queue_id) === undefined);
+      const gone = await member.get('/events', {
+        queue_id: short.queue_id,
+        last_event_id: -1,
+        dont_block: true,
+      });
+      assert.equal(gone.status, 400);
+      assert.deepEqual(gone.body, badQueue(short.queue_id));
+      const kept = await member.get('/events', {
+        queue_id: long.queue_id,
+        last_event_id: -1,
+        dont_block: true,
+      });
+      assert.equal(kept.status, 200);
+    },
+    { config: { queueIdleTimeoutSecs: 0.05, queueGcIntervalMs: 10 } },
+  ));
+
+test('a parked poll keeps its queue from expiring', () =>
+  withApp(
+    async (t) => {
+      const member = t.as(t.fx.member);
+      const { queue_id } = await registerQueue(member, TYPES);
+      const parked = member.get('/events', { queue_id, last_event_id: -1 });
+      await waitFor(() => t.ctx.queues.inspect(queue_id)?.parked === true);
+      await new Promise((r) => setTimeout(r, 150));
+      assert.equal(t.ctx.queues.inspect(queue_id)?.parked, true);
+      await threeSettings(member);
+      assert.equal((await parked).status, 200);
+    },
+    { config: { queueIdleTimeoutSecs: 0.05, queueGcIntervalMs: 10 } },
+  ));
+
+test('a queue over its cap is dropped and its client registers again', () =>
+  withApp(
+    async (t) => {
+      const member = t.as(t.fx.member);
+      const { queue_id } = await registerQueue(member, TYPES);
+      for (let i = 0; i < 4; i++) await threeSettings(member);
+      await settleBus(t.ctx);
+      const res = await member.get('/events', { queue_id, last_event_id: -1, dont_block: true });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, badQueue(queue_id));
+      const again = await registerQueue(member, TYPES);
+      assert.notEqual(again.queue_id, queue_id);
+    },
+    { config: { maxEventsPerQueue: 5 } },
+  ));
+
+// users.ts also drops the queues itself right after its commit, which with the Redis bus
+// is before the deactivation arrives.
+const DROP_BEFORE_DELIVERY = TEST_REDIS_URL
+  ? 'known gap: src/actions/users.ts drops the queues before the Redis bus delivers the deactivation'
+  : false;
+
+test(
+  'deactivation: the parked poll gets the deactivation, then the queue is gone',
+  { todo: DROP_BEFORE_DELIVERY },
+  () =>
+    withApp(async (t) => {
+      const member = t.as(t.fx.member);
+      const { queue_id } = await registerQueue(member, { event_types: ['realm_user'] });
+      const parked = member.get('/events', { queue_id, last_event_id: -1 });
+      await waitFor(() => t.ctx.queues.inspect(queue_id)?.parked === true);
+      const res = await t.as(t.fx.admin).delete(`/users/${t.fx.member.id}`);
+      assert.equal(res.status, 200, res.text);
+      const reply = await parked;
+      // The member's bot is deactivated with them; the poll returns with the first of these.
+      const deactivated = withoutIds(reply.body.events as never).map((e) => JSON.stringify(e));
+      const of = (userId: number) =>
+        JSON.stringify({
+          type: 'realm_user',
+          op: 'update',
+          person: { user_id: userId, is_active: false },
+        });
+      assert.ok(
+        deactivated.includes(of(t.fx.member.id)) || deactivated.includes(of(t.fx.bot.id)),
+        JSON.stringify(reply.body.events),
+      );
+      await waitFor(() => t.ctx.queues.inspect(queue_id) === undefined);
+      const after = await member.get('/events', { queue_id, last_event_id: -1, dont_block: true });
+      assert.equal(after.status, 401);
+    }),
+);
+
+test('GET /events needs authentication', () =>
+  withApp(async (t) => {
+    const { queue_id } = await registerQueue(t.as(t.fx.member), TYPES);
+    const res = await t.as(null).get('/events', { queue_id, last_event_id: -1 });
+    assert.equal(res.status, 401);
+    assert.equal(res.body.code, 'UNAUTHORIZED');
+    const deactivated = await t.as(t.fx.deactivated).get('/events', { queue_id });
+    assert.equal(deactivated.status, 401);
+  }));
+
+test('register consistency: a change committed while the queue exists but before the snapshot is read', () =>
+  withApp(async (t) => {
+    const member = t.as(t.fx.member);
+    setRegisterHook(async (point) => {
+      if (point !== 'queue-created') return;
+      const res = await member.patch('/settings', { full_name: 'Between Both' });
+      assert.equal(res.status, 200);
+      await settleBus(t.ctx);
+    });
+    let reg;
+    try {
+      reg = await registerQueue(member, {});
+    } finally {
+      setRegisterHook(null);
+    }
+    // In the snapshot, and not again as an event.
+    assert.equal(reg.full_name, 'Between Both');
+    assert.deepEqual(await drainEvents(t.ctx, member, reg.queue_id, -1), []);
+  }));
+
+test('register consistency: a change committed after the snapshot is read arrives as an event', () =>
+  withApp(async (t) => {
+    const member = t.as(t.fx.member);
+    setRegisterHook(async (point) => {
+      if (point !== 'snapshot-read') return;
+      const res = await member.patch('/settings', { full_name: 'Just After' });
+      assert.equal(res.status, 200);
+      await settleBus(t.ctx);
+    });
+    let reg;
+    try {
+      reg = await registerQueue(member, {});
+    } finally {
+      setRegisterHook(null);
+    }
+    assert.equal(reg.full_name, 'Mark Member');
+    assert.deepEqual(withoutIds(await drainEvents(t.ctx, member, reg.queue_id, -1)), [
+      {
+        type: 'realm_user',
+        op: 'update',
+        person: { user_id: t.fx.member.id, full_name: 'Just After' },
+      },
+    ]);
+  }));

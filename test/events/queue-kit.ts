@@ -1,0 +1,86 @@
+// The queue layer driven directly (no HTTP): a queue environment with fixed time and long
+// timers, client descriptors, and helpers to open a queue and read it without acknowledging.
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { EventQueues, type QueueEnv } from '../../src/events/queues.ts';
+import type { Notice, ParleyEvent } from '../../src/events/types.ts';
+import { systemRandom } from '../../src/infra/random.ts';
+import {
+  CLIENT_CAPABILITIES,
+  readCapabilities,
+  type ClientDescriptor,
+} from '../../src/lib/event-client.ts';
+
+export { EventQueues };
+
+export const REALM = 1;
+export const ALICE = 10;
+export const BOB = 11;
+
+export function env(overrides: Partial<QueueEnv['config']> = {}): QueueEnv {
+  return {
+    config: {
+      heartbeatMinMs: 3_600_000,
+      heartbeatJitterMs: 0,
+      queueIdleTimeoutSecs: 600,
+      queueGcIntervalMs: 3_600_000,
+      maxEventsPerQueue: 1000,
+      nodeId: 'unit',
+      ...overrides,
+    },
+    clock: { nowMs: () => 1_000_000 },
+    random: systemRandom,
+    log: pino({ level: 'silent' }),
+  };
+}
+
+export const ALL = Object.fromEntries(CLIENT_CAPABILITIES.map((c) => [c, true]));
+
+export function client(
+  overrides: Partial<ClientDescriptor> = {},
+  caps: Record<string, boolean> = {},
+) {
+  return {
+    eventTypes: null,
+    narrow: [],
+    allPublicStreams: false,
+    applyMarkdown: false,
+    clientGravatar: true,
+    slimPresence: false,
+    includeSubscribers: false,
+    capabilities: readCapabilities(caps),
+    idleTimeoutSecs: 600,
+    ...overrides,
+  } satisfies ClientDescriptor;
+}
+
+/** A queue that already has its snapshot (at sequence 0). */
+export function open(
+  queues: EventQueues,
+  c: ClientDescriptor,
+  userId = ALICE,
+  emptyTopicDisplayName: unknown = 'general chat',
+): string {
+  const id = queues.create({ userId, realmId: REALM }, c, {
+    awaitSnapshot: true,
+    emptyTopicDisplayName,
+  });
+  assert.equal(queues.setSnapshot(id, 0, { emptyTopicDisplayName }), true);
+  return id;
+}
+
+export function take(queues: EventQueues, id: string, userId = ALICE): Record<string, unknown>[] {
+  const start = queues.poll(id, userId, { dontBlock: true });
+  assert.ok('reply' in start);
+  return start.reply.events;
+}
+
+export const notice = (
+  event: ParleyEvent,
+  users = [ALICE],
+  extra: Partial<Notice> = {},
+): Notice => ({
+  event,
+  users,
+  ...extra,
+});

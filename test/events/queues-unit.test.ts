@@ -1,0 +1,165 @@
+// The queue layer through its own API: the snapshot sequence filter, chunked answers,
+// overflow, dropped users and persistence. (Per-client shaping is in shaping.test.ts, HTTP
+// behaviour in the other files of this folder.)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EventsReply } from '../../src/events/queues.ts';
+import type { ParleyEvent } from '../../src/events/types.ts';
+import { SERVER_GENERATION, SVC_FEATURE_LEVEL, SVC_VERSION } from '../../src/version.ts';
+import { ALICE, BOB, client, env, EventQueues, notice, open, REALM, take } from './queue-kit.ts';
+
+test('queue ids name their process; event ids increase from 0', () => {
+  const q = new EventQueues(env());
+  const id = open(q, client());
+  assert.match(id, /^unit:[A-Za-z0-9_-]{16}$/);
+  q.deliver([notice({ type: 'alert_words', alert_words: ['a'] })]);
+  q.deliver([notice({ type: 'alert_words', alert_words: ['b'] })]);
+  assert.deepEqual(take(q, id), [
+    { type: 'alert_words', alert_words: ['a'], id: 0 },
+    { type: 'alert_words', alert_words: ['b'], id: 1 },
+  ]);
+});
+
+test('register consistency: notices the snapshot already reflects are dropped, even late', () => {
+  const q = new EventQueues(env());
+  const id = q.create({ userId: ALICE, realmId: REALM }, client(), {
+    awaitSnapshot: true,
+    emptyTopicDisplayName: '',
+  });
+  const at = (seq: number | undefined, n: number, realmId = REALM) =>
+    notice({ type: 'alert_words', alert_words: [String(n)] }, [ALICE], { realmId, seq });
+  // Arrived while register read its snapshot (at sequence 5).
+  q.deliver([at(4, 1), at(6, 2), { event: { type: 'heartbeat' }, users: [ALICE] }, at(5, 3)]);
+  assert.equal(q.setSnapshot(id, 5, { emptyTopicDisplayName: '' }), true);
+  // Arrived after it: a late one from before the snapshot, a new one, another realm's.
+  q.deliver([at(3, 4), at(7, 5), at(1, 6, 99)]);
+  assert.deepEqual(take(q, id), [
+    { type: 'alert_words', alert_words: ['2'], id: 1 },
+    { type: 'heartbeat', id: 2 },
+    { type: 'alert_words', alert_words: ['5'], id: 4 },
+    { type: 'alert_words', alert_words: ['6'], id: 5 },
+  ]);
+});
+
+test('parked polls are answered in chunks, a few hundred per macrotask', async () => {
+  const q = new EventQueues(env());
+  const answered: EventsReply[] = [];
+  const users = Array.from({ length: 600 }, (_, i) => 1000 + i);
+  for (const user of users) {
+    const id = open(q, client(), user);
+    const start = q.poll(id, user, { lastEventId: -1, dontBlock: false });
+    assert.ok('parked' in start);
+    void start.parked.then((r) => answered.push(r));
+  }
+  q.deliver([notice({ type: 'alert_words', alert_words: [] }, users)]);
+  assert.equal(answered.length, 0);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(answered.length, 256);
+  while (answered.length < users.length) await new Promise((r) => setImmediate(r));
+  assert.deepEqual(answered[0].events, [{ type: 'alert_words', alert_words: [], id: 0 }]);
+  await q.shutdown();
+});
+
+test('a queue over its cap is dropped; its parked poll fails with BAD_EVENT_QUEUE_ID', async () => {
+  const q = new EventQueues(env({ maxEventsPerQueue: 3 }));
+  const id = open(q, client());
+  const start = q.poll(id, ALICE, { dontBlock: false });
+  assert.ok('parked' in start);
+  const events = [1, 2, 3, 4].map((n) => notice({ type: 'alert_words', alert_words: [String(n)] }));
+  q.deliver(events);
+  await assert.rejects(start.parked, {
+    code: 'BAD_EVENT_QUEUE_ID',
+    message: `Bad event queue ID: ${id}`,
+    extra: { queue_id: id },
+  });
+  assert.equal(q.inspect(id), undefined);
+  assert.throws(() => q.poll(id, ALICE, { dontBlock: true }), { code: 'BAD_EVENT_QUEUE_ID' });
+});
+
+test('dropping a user’s queues answers their parked poll with what is queued', async () => {
+  const q = new EventQueues(env());
+  const id = open(q, client());
+  const start = q.poll(id, ALICE, { dontBlock: false });
+  assert.ok('parked' in start);
+  q.deliver([
+    notice({ type: 'realm_user', op: 'update', person: { user_id: ALICE, is_active: false } }),
+  ]);
+  q.dropUserQueues(ALICE);
+  assert.deepEqual(await start.parked, {
+    events: [
+      { type: 'realm_user', op: 'update', person: { user_id: ALICE, is_active: false }, id: 0 },
+    ],
+    queue_id: id,
+  });
+  assert.equal(q.size, 0);
+});
+
+test('a deactivated user’s queues go once they hold the deactivation', async () => {
+  const q = new EventQueues(env());
+  const alice = open(q, client());
+  const bob = open(q, client(), BOB);
+  const start = q.poll(alice, ALICE, { dontBlock: false });
+  assert.ok('parked' in start);
+  const deactivation: ParleyEvent = {
+    type: 'realm_user',
+    op: 'update',
+    person: { user_id: ALICE, is_active: false },
+  };
+  q.deliver([notice(deactivation, [ALICE, BOB])]);
+  assert.deepEqual(await start.parked, {
+    events: [{ ...deactivation, id: 0 }],
+    queue_id: alice,
+  });
+  assert.equal(q.inspect(alice), undefined);
+  assert.deepEqual(take(q, bob, BOB), [{ ...deactivation, id: 0 }]);
+});
+
+test('saveTo and restoreFrom keep ids, pending events and acknowledgements, then add restart', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'parley-queues-'));
+  const file = join(dir, 'queues.json');
+  const before = new EventQueues(env());
+  const id = open(before, client());
+  const quiet = open(before, client({ eventTypes: ['alert_words'] }), BOB);
+  before.deliver([1, 2, 3].map((n) => notice({ type: 'alert_words', alert_words: [String(n)] })));
+  assert.equal(take(before, id).length, 3);
+  before.poll(id, ALICE, { lastEventId: 0, dontBlock: true });
+  await before.saveTo(file);
+  await before.shutdown();
+
+  const after = new EventQueues(env());
+  assert.equal(await after.restoreFrom(file), 2);
+  assert.deepEqual(take(after, id), [
+    { type: 'alert_words', alert_words: ['2'], id: 1 },
+    { type: 'alert_words', alert_words: ['3'], id: 2 },
+    {
+      type: 'restart',
+      svc_version: SVC_VERSION,
+      svc_merge_base: SVC_VERSION,
+      svc_feature_level: SVC_FEATURE_LEVEL,
+      zulip_version: SVC_VERSION,
+      zulip_merge_base: SVC_VERSION,
+      zulip_feature_level: SVC_FEATURE_LEVEL,
+      server_generation: SERVER_GENERATION,
+      id: 3,
+    },
+  ]);
+  assert.throws(() => after.poll(id, ALICE, { lastEventId: -1, dontBlock: true }), {
+    message: 'An event newer than -1 has already been pruned!',
+  });
+  // Its client asked for alert_words only: no restart event.
+  assert.deepEqual(take(after, quiet, BOB), []);
+  assert.match(await readFile(file, 'utf8'), /"format":1/);
+  await after.shutdown();
+});
+
+test('restoreFrom refuses a file that is not a saved queue file', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'parley-queues-'));
+  const file = join(dir, 'queues.json');
+  await writeFile(file, '{"hello": 1}');
+  await assert.rejects(new EventQueues(env()).restoreFrom(file), /not a saved event-queue file/);
+  await writeFile(file, 'not json');
+  await assert.rejects(new EventQueues(env()).restoreFrom(file), SyntaxError);
+});
