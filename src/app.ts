@@ -13,12 +13,22 @@ import { serverRoutes } from './http/routes/server.ts';
 import { usersRoutes } from './http/routes/users.ts';
 import { settingsRoutes } from './http/routes/settings.ts';
 import { realmRoutes } from './http/routes/realm.ts';
+import { realmIconRoutes, registerRealmIconFile } from './http/routes/realm-icon.ts';
 import { botsRoutes } from './http/routes/bots.ts';
 import { eventsRoutes } from './http/routes/events.ts';
 import { channelsRoutes } from './http/routes/channels.ts';
 import { subscriptionsRoutes } from './http/routes/subscriptions.ts';
 import { messagesRoutes } from './http/routes/messages.ts';
 import { topicsRoutes } from './http/routes/topics.ts';
+import { messageFlagsRoutes } from './http/routes/message-flags.ts';
+import { messageReportsRoutes } from './http/routes/message-reports.ts';
+import { reactionsRoutes } from './http/routes/reactions.ts';
+import { userTopicsRoutes } from './http/routes/user-topics.ts';
+import { alertWordsRoutes } from './http/routes/alert-words.ts';
+import { presenceRoutes } from './http/routes/presence.ts';
+import { typingRoutes } from './http/routes/typing.ts';
+import { draftsRoutes } from './http/routes/drafts.ts';
+import { channelFoldersRoutes } from './http/routes/channel-folders.ts';
 
 /** Every API area's routes; each area adds its list here. */
 export const ROUTE_AREAS: AnyRoute[][] = [
@@ -26,12 +36,22 @@ export const ROUTE_AREAS: AnyRoute[][] = [
   usersRoutes,
   settingsRoutes,
   realmRoutes,
+  realmIconRoutes,
   botsRoutes,
   eventsRoutes,
   channelsRoutes,
   subscriptionsRoutes,
   messagesRoutes,
   topicsRoutes,
+  messageFlagsRoutes,
+  messageReportsRoutes,
+  reactionsRoutes,
+  userTopicsRoutes,
+  alertWordsRoutes,
+  draftsRoutes,
+  channelFoldersRoutes,
+  presenceRoutes,
+  typingRoutes,
 ];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -78,6 +98,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const table = new RouteTable();
   installErrorHandling(app, table);
   for (const area of ROUTE_AREAS) registerRoutes(app, ctx, table, area);
+  // Outside /api/v1, where clients expect the icon file.
+  registerRealmIconFile(app, ctx, table);
   table.add('GET', '/api/v1/openapi.json');
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

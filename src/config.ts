@@ -15,6 +15,8 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /** Uploaded files (organization icons, and later emoji and avatars); <dataDir>/uploads by default. */
+  uploadsDir: string;
   /** postgres:// URL, or null for the embedded SQLite database under dataDir. */
   databaseUrl: string | null;
   /** SQLite file; ':memory:' in tests. */
@@ -161,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     port,
     dataDir,
+    uploadsDir: resolve(env.PARLEY_UPLOADS_DIR || resolve(dataDir, 'uploads')),
     databaseUrl: database ? database.href : null,
     sqlitePath: resolve(dataDir, 'parley.sqlite3'),
     sqliteSynchronous: sync,
@@ -192,6 +195,7 @@ export const SETTING_NAMES = [
   'PARLEY_HOST',
   'PARLEY_PORT',
   'PARLEY_DATA_DIR',
+  'PARLEY_UPLOADS_DIR',
   'PARLEY_DATABASE_URL',
   'PARLEY_SQLITE_SYNCHRONOUS',
   'PARLEY_REDIS_URL',

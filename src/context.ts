@@ -5,6 +5,8 @@ import type { Store, Db } from './store/db.ts';
 import type { EventBus } from './events/bus.ts';
 import type { EventQueues } from './events/queues.ts';
 import type { Clock } from './infra/clock.ts';
+import type { FileStore } from './infra/files.ts';
+import type { Images } from './infra/images.ts';
 import type { PasswordHasher } from './infra/passwords.ts';
 import type { Random } from './infra/random.ts';
 
@@ -15,6 +17,9 @@ export interface AppContext {
   bus: EventBus;
   queues: EventQueues;
   clock: Clock;
+  /** Uploaded files (on disk under config.uploadsDir). */
+  files: FileStore;
+  images: Images;
   passwords: PasswordHasher;
   random: Random;
   log: Logger;

@@ -5,6 +5,8 @@ import type { AppContext } from './context.ts';
 import { LocalBus, RedisBus, type EventBus } from './events/bus.ts';
 import { EventQueues } from './events/queues.ts';
 import { systemClock, type Clock } from './infra/clock.ts';
+import { diskFileStore, type FileStore } from './infra/files.ts';
+import { sharpImages, type Images } from './infra/images.ts';
 import { argon2Hasher, type PasswordHasher } from './infra/passwords.ts';
 import { systemRandom, type Random } from './infra/random.ts';
 import { openPostgres, openSqlite, type Store } from './store/db.ts';
@@ -14,6 +16,8 @@ export interface ContextOverrides {
   store?: Store;
   bus?: EventBus;
   clock?: Clock;
+  files?: FileStore;
+  images?: Images;
   passwords?: PasswordHasher;
   random?: Random;
   log?: Logger;
@@ -55,6 +59,8 @@ export async function createContext(
     bus,
     queues: new EventQueues({ config, clock, random, log, db: store.db }),
     clock,
+    files: overrides.files ?? diskFileStore(config.uploadsDir),
+    images: overrides.images ?? sharpImages(),
     passwords: overrides.passwords ?? argon2Hasher(),
     random,
     log,

@@ -21,6 +21,7 @@ test('defaults: SQLite under ./data on 127.0.0.1:9991', () => {
       host: '127.0.0.1',
       port: 9991,
       dataDir: resolve('data'),
+      uploadsDir: resolve('data', 'uploads'),
       databaseUrl: null,
       sqlitePath: resolve('data', 'parley.sqlite3'),
       sqliteSynchronous: 'NORMAL',
@@ -48,6 +49,7 @@ test('every variable is read', () => {
     PARLEY_HOST: '0.0.0.0',
     PARLEY_PORT: '8080',
     PARLEY_DATA_DIR: '/var/lib/parley',
+    PARLEY_UPLOADS_DIR: '/srv/parley-uploads',
     PARLEY_DATABASE_URL: 'postgres://parley:secret@db.internal:5432/parley',
     PARLEY_SQLITE_SYNCHRONOUS: 'full',
     PARLEY_REDIS_URL: 'redis://cache.internal:6379/2',
@@ -68,6 +70,7 @@ test('every variable is read', () => {
     host: '0.0.0.0',
     port: 8080,
     dataDir: '/var/lib/parley',
+    uploadsDir: '/srv/parley-uploads',
     databaseUrl: 'postgres://parley:secret@db.internal:5432/parley',
     sqlitePath: '/var/lib/parley/parley.sqlite3',
     sqliteSynchronous: 'FULL',
@@ -203,7 +206,12 @@ test('SETTING_NAMES lists exactly the variables loadConfig reads', () => {
 });
 
 test('every variable with a value to check has a bad-value case above', () => {
-  const free = ['PARLEY_DATA_DIR', 'PARLEY_REDIS_CHANNEL', 'PARLEY_OUTGOING_WEBHOOK_ALLOW'];
+  const free = [
+    'PARLEY_DATA_DIR',
+    'PARLEY_UPLOADS_DIR',
+    'PARLEY_REDIS_CHANNEL',
+    'PARLEY_OUTGOING_WEBHOOK_ALLOW',
+  ];
   const covered = new Set(BAD.map(([name]) => name));
   assert.deepEqual(
     SETTING_NAMES.filter((n) => !free.includes(n) && !covered.has(n)),

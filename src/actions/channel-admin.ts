@@ -49,6 +49,7 @@ import {
   resolveGroupSetting,
   type GroupSettingChange,
 } from './group-settings.ts';
+import { checkChannelFolderId } from './channel-folders.ts';
 import { checkAdmin, hasRealmPermission } from './permissions.ts';
 import { readTopicsPolicy, webPublicChannelsEnabled } from './subscriptions.ts';
 import { withTransaction, type Work } from './transaction.ts';
@@ -211,8 +212,7 @@ async function checkUpdate(
         throw badRequest(`Channel '${name}' already exists`);
     }
   }
-  if (p.folder_id !== undefined && p.folder_id !== null)
-    throw badRequest('Invalid channel folder ID');
+  await checkChannelFolderId(ctx.db, actor.realm, p.folder_id);
   const privacy =
     p.is_private !== undefined ||
     p.is_web_public !== undefined ||
@@ -281,10 +281,10 @@ export async function updateChannel(
       await emitChannelUpdate(work, realm, old, { property: 'name', value: name });
     }
     if (p.folder_id !== undefined) {
-      await channelsStore.updateChannel(work.db, id, { folder_id: null });
+      await channelsStore.updateChannel(work.db, id, { folder_id: p.folder_id });
       await emitChannelUpdate(work, realm, await current(work, realm, id), {
         property: 'folder_id',
-        value: null,
+        value: p.folder_id,
       });
     }
     for (const name of CHANNEL_GROUP_SETTING_NAMES) {

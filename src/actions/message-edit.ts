@@ -77,11 +77,13 @@ async function mayByGroups(
   return inChannelGroup(channel, channelSetting, await groupIdsOf(db, actor.user));
 }
 
-function checkContentEditable(
+/** Whether the actor may edit the message's content now (bufferSeconds past the limit). */
+export function checkContentEditable(
   actor: Actor,
   message: MessageRow,
   settings: RealmSettings,
   now: number,
+  bufferSeconds = EDIT_LIMIT_BUFFER_SECONDS,
 ): void {
   if (settings.allow_message_editing !== true) {
     throw badRequest('Your organization has turned off message editing');
@@ -90,7 +92,7 @@ function checkContentEditable(
     throw badRequest("You don't have permission to edit this message");
   }
   const limit = limitSeconds(settings, 'message_content_edit_limit_seconds');
-  if (limit !== null && now - message.date_sent > limit + EDIT_LIMIT_BUFFER_SECONDS) {
+  if (limit !== null && now - message.date_sent > limit + bufferSeconds) {
     throw badRequest('The time limit for editing this message has passed');
   }
 }

@@ -49,7 +49,7 @@ export interface FetchMessagesParams {
   view: ViewOptions;
 }
 
-interface ResolvedNarrow {
+export interface ResolvedNarrow {
   search: MessageSearch;
   /** Words of search terms, to mark in match_content and match_subject. */
   words: string[];
@@ -114,7 +114,8 @@ async function expandWith(db: Q, actor: Actor, terms: NarrowTerm[]): Promise<Nar
 const MENTION_BITS =
   FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
 
-async function resolveNarrow(db: Q, actor: Actor, raw: unknown[]): Promise<ResolvedNarrow> {
+/** A narrow as a search over the actor's messages (also used by POST /messages/flags/narrow). */
+export async function resolveNarrow(db: Q, actor: Actor, raw: unknown[]): Promise<ResolvedNarrow> {
   const terms = await expandWith(db, actor, parseNarrow(raw));
   const conditions: MessageCondition[] = [];
   const words: string[] = [];
@@ -271,31 +272,26 @@ export async function fetchMessages(
         });
       }
     }
-    let numBefore = p.numBefore!;
-    let numAfter = p.numAfter!;
-    if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) {
+    if (p.numBefore! + p.numAfter! > MAX_MESSAGES_PER_FETCH) {
       throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
     }
-    let anchor = parseAnchor(p.anchor, p.useFirstUnreadAnchor);
-    if (anchor === null) {
-      anchor = (await findFirstUnread(db, search, !specific)) ?? LARGER_THAN_MAX_MESSAGE_ID;
-    }
-    const anchoredToLeft = anchor === 0;
-    const anchoredToRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
-    if (anchoredToLeft) numBefore = 0;
-    if (anchoredToRight) numAfter = 0;
-    const before = (await findBefore(db, search, anchor, numBefore)).reverse();
-    const atAnchor =
-      p.includeAnchor && !anchoredToLeft && !anchoredToRight
-        ? await findById(db, search, anchor)
-        : null;
-    const after = await findAfter(db, search, anchor, numAfter, false);
-    found = [...before, ...(atAnchor ? [atAnchor] : []), ...after];
+    const range = await findAnchoredRange(
+      db,
+      { search, specific },
+      {
+        anchor: p.anchor,
+        useFirstUnreadAnchor: p.useFirstUnreadAnchor,
+        includeAnchor: p.includeAnchor,
+        numBefore: p.numBefore!,
+        numAfter: p.numAfter!,
+      },
+    );
+    found = range.found;
     Object.assign(out, {
-      anchor,
-      found_anchor: atAnchor !== null,
-      found_oldest: anchoredToLeft || before.length < numBefore,
-      found_newest: anchoredToRight || after.length < numAfter,
+      anchor: range.anchor,
+      found_anchor: range.foundAnchor,
+      found_oldest: range.foundOldest,
+      found_newest: range.foundNewest,
     });
   }
   const rows = await messagesStore.listMessagesByIds(
@@ -323,6 +319,54 @@ export async function fetchMessages(
     }
   }
   return { messages, ...out, history_limited: false };
+}
+
+export interface AnchoredRange {
+  found: FoundMessage[];
+  anchor: number;
+  foundAnchor: boolean;
+  foundOldest: boolean;
+  foundNewest: boolean;
+}
+
+/**
+ * The messages of a resolved narrow around an anchor (an id, newest, oldest or
+ * first_unread), oldest first: GET /messages and POST /messages/flags/narrow alike.
+ */
+export async function findAnchoredRange(
+  db: Q,
+  narrow: Pick<ResolvedNarrow, 'search' | 'specific'>,
+  p: {
+    anchor: number | string | undefined;
+    useFirstUnreadAnchor: boolean;
+    includeAnchor: boolean;
+    numBefore: number;
+    numAfter: number;
+  },
+): Promise<AnchoredRange> {
+  const { search, specific } = narrow;
+  let { numBefore, numAfter } = p;
+  let anchor = parseAnchor(p.anchor, p.useFirstUnreadAnchor);
+  if (anchor === null) {
+    anchor = (await findFirstUnread(db, search, !specific)) ?? LARGER_THAN_MAX_MESSAGE_ID;
+  }
+  const anchoredToLeft = anchor === 0;
+  const anchoredToRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
+  if (anchoredToLeft) numBefore = 0;
+  if (anchoredToRight) numAfter = 0;
+  const before = (await findBefore(db, search, anchor, numBefore)).reverse();
+  const atAnchor =
+    p.includeAnchor && !anchoredToLeft && !anchoredToRight
+      ? await findById(db, search, anchor)
+      : null;
+  const after = await findAfter(db, search, anchor, numAfter, false);
+  return {
+    found: [...before, ...(atAnchor ? [atAnchor] : []), ...after],
+    anchor,
+    foundAnchor: atAnchor !== null,
+    foundOldest: anchoredToLeft || before.length < numBefore,
+    foundNewest: anchoredToRight || after.length < numAfter,
+  };
 }
 
 /** GET /messages/{id}: the message as the viewer sees it, plus its Markdown source. */

@@ -270,72 +270,120 @@ export async function sendMessage(
   actor: Actor,
   params: SendMessageParams,
 ): Promise<{ id: number }> {
-  const { realm, user: sender } = actor;
+  const { realm } = actor;
   const toChannel = params.type === 'stream' || params.type === 'channel';
   if (toChannel && params.topic === undefined) throw badRequest('Missing topic');
   const content = normalizeContent(params.content);
   const settings = realmMessageSettings(realm);
   return withTransaction(ctx, realm.id, async (work) => {
-    const db = work.db;
-    const { channel, topic, recipientId, recipients, subscriberCount } = await resolveDestination(
-      db,
-      actor,
-      params,
-      settings,
-    );
-    const rendering = await renderMessage(ctx, db, realm, sender, content, {
-      checkGroupMentions: true,
-    });
-    const participants = new Set(
-      channel && rendering.rendered.topicWildcard
-        ? [...(await messagesStore.listTopicParticipants(db, channel.id, topic)), sender.id]
-        : [sender.id],
-    );
-    if (channel) {
-      await checkWildcardMentions(db, realm, sender, rendering, subscriberCount, participants.size);
-    }
-    const firstBefore = channel ? await firstMessageIds(db, [channel]) : null;
-    const r = rendering.rendered;
-    const row = await messagesStore.insertMessage(db, {
-      realm_id: realm.id,
-      recipient_id: recipientId,
-      channel_id: channel?.id ?? null,
-      sender_id: sender.id,
-      topic,
-      content,
-      rendered_content: r.html,
-      date_sent: unixNow(ctx.clock),
-      sending_client: params.client,
-      is_me_message: r.isMeMessage ? 1 : 0,
-      last_edit_time: null,
-      last_moved_time: null,
-      edit_history: null,
-      has_link: r.hasLink ? 1 : 0,
-      has_image: r.hasImage ? 1 : 0,
-      has_attachment: r.hasAttachment ? 1 : 0,
-    });
-    const readBySender = params.readBySender ?? defaultReadBySender(params.client);
-    const alertWords = await messagesStore.listAlertWords(
-      db,
-      recipients.map((u) => u.id),
-    );
-    const flags = new Map<number, number>();
-    for (const u of recipients) {
-      let bits = renderingFlags(rendering, u.id, alertWords.get(u.id), participants.has(u.id));
-      if (u.id === sender.id && readBySender) bits |= FLAG_BITS.read;
-      flags.set(u.id, bits);
-    }
-    await messagesStore.insertUserMessages(
-      db,
-      [...flags].map(([user_id, bits]) => ({ user_id, message_id: row.id, flags: bits })),
-    );
-    await emitMessageEvent(ctx, work, realm, row, channel, recipients, flags, {
-      queueId: params.queueId,
-      localId: params.localId,
-    });
-    if (channel) await announceFirstMessageIds(work, realm, [channel], firstBefore!);
-    return { id: row.id };
+    const destination = await resolveDestination(work.db, actor, params, settings);
+    return deliverMessage(ctx, work, actor, destination, content, params, false);
   });
+}
+
+/**
+ * A message the server itself posts (notification bots) inside the caller's transaction.
+ * Like the reference server's internal_send, it bypasses the channel's posting permissions,
+ * the sender's channel access and the wildcard-mention policy: the action that calls it has
+ * already decided the post is due.
+ */
+export async function sendInternalChannelMessage(
+  ctx: AppContext,
+  work: Work,
+  realm: RealmRow,
+  sender: UserRow,
+  channel: ChannelRow,
+  topic: string,
+  content: string,
+): Promise<{ id: number }> {
+  const settings = realmMessageSettings(realm);
+  const subscriberIds = await channelsStore.listSubscriberIds(work.db, channel.id);
+  const recipients = await usersStore.listUsersByIds(work.db, realm.id, [
+    ...new Set([...subscriberIds, sender.id]),
+  ]);
+  const destination: Destination = {
+    channel,
+    topic: normalizeTopic(topic, settings.emptyTopicName),
+    recipientId: channel.recipient_id!,
+    recipients,
+    subscriberCount: subscriberIds.length,
+  };
+  return deliverMessage(
+    ctx,
+    work,
+    { realm, user: sender },
+    destination,
+    normalizeContent(content),
+    { client: 'Internal' },
+    true,
+  );
+}
+
+/** Render, store and announce a message to a resolved destination. */
+async function deliverMessage(
+  ctx: AppContext,
+  work: Work,
+  actor: Actor,
+  destination: Destination,
+  content: string,
+  params: Pick<SendMessageParams, 'client' | 'readBySender' | 'queueId' | 'localId'>,
+  internal: boolean,
+): Promise<{ id: number }> {
+  const { realm, user: sender } = actor;
+  const db = work.db;
+  const { channel, topic, recipientId, recipients, subscriberCount } = destination;
+  const rendering = await renderMessage(ctx, db, realm, sender, content, {
+    checkGroupMentions: !internal,
+  });
+  const participants = new Set(
+    channel && rendering.rendered.topicWildcard
+      ? [...(await messagesStore.listTopicParticipants(db, channel.id, topic)), sender.id]
+      : [sender.id],
+  );
+  if (channel && !internal) {
+    await checkWildcardMentions(db, realm, sender, rendering, subscriberCount, participants.size);
+  }
+  const firstBefore = channel ? await firstMessageIds(db, [channel]) : null;
+  const r = rendering.rendered;
+  const row = await messagesStore.insertMessage(db, {
+    realm_id: realm.id,
+    recipient_id: recipientId,
+    channel_id: channel?.id ?? null,
+    sender_id: sender.id,
+    topic,
+    content,
+    rendered_content: r.html,
+    date_sent: unixNow(ctx.clock),
+    sending_client: params.client,
+    is_me_message: r.isMeMessage ? 1 : 0,
+    last_edit_time: null,
+    last_moved_time: null,
+    edit_history: null,
+    has_link: r.hasLink ? 1 : 0,
+    has_image: r.hasImage ? 1 : 0,
+    has_attachment: r.hasAttachment ? 1 : 0,
+  });
+  const readBySender = params.readBySender ?? defaultReadBySender(params.client);
+  const alertWords = await messagesStore.listAlertWords(
+    db,
+    recipients.map((u) => u.id),
+  );
+  const flags = new Map<number, number>();
+  for (const u of recipients) {
+    let bits = renderingFlags(rendering, u.id, alertWords.get(u.id), participants.has(u.id));
+    if (u.id === sender.id && readBySender) bits |= FLAG_BITS.read;
+    flags.set(u.id, bits);
+  }
+  await messagesStore.insertUserMessages(
+    db,
+    [...flags].map(([user_id, bits]) => ({ user_id, message_id: row.id, flags: bits })),
+  );
+  await emitMessageEvent(ctx, work, realm, row, channel, recipients, flags, {
+    queueId: params.queueId,
+    localId: params.localId,
+  });
+  if (channel) await announceFirstMessageIds(work, realm, [channel], firstBefore!);
+  return { id: row.id };
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   doChangeFullName,
   doRefreshApiEmail,
 } from './users.ts';
+import { doStopSynchronizingDrafts } from './drafts.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 export interface UpdateSettingsParams {
@@ -168,6 +169,8 @@ async function doChangeUserSettings(
         await usersWhoCanAccess(work.db, realm, user.id),
       );
     }
+    if (name === 'enable_drafts_synchronization' && value === false)
+      await doStopSynchronizingDrafts(work, user);
     if (name === 'email_address_visibility') {
       await doAnnounceDeliveryEmailVisibility(work, realm, before, after);
       const everyone = EMAIL_ADDRESS_VISIBILITY.everyone;

@@ -33,6 +33,7 @@ import {
   doCreateChannel,
   type SubscriptionPair,
 } from './channels.ts';
+import { checkChannelFolderId } from './channel-folders.ts';
 import { addDefaultChannelIn } from './default-channels.ts';
 import type { GroupSettingValue } from './group-settings.ts';
 import { hasRealmPermission } from './permissions.ts';
@@ -145,8 +146,7 @@ export async function subscribe(
   const retentionDays = parseMessageRetentionDays(p.message_retention_days);
   const topicsPolicy =
     p.topics_policy === undefined ? undefined : readTopicsPolicy(p.topics_policy);
-  if (p.folder_id !== undefined && p.folder_id !== null)
-    throw badRequest('Invalid channel folder ID');
+  await checkChannelFolderId(ctx.db, actor.realm, p.folder_id);
   const users = await resolvePrincipals(ctx, actor, p.principals);
   const othersToo = users.some((u) => u.id !== actor.user.id);
 
@@ -204,6 +204,7 @@ export async function subscribe(
         ),
         messageRetentionDays: retentionDays,
         topicsPolicy,
+        folderId: p.folder_id,
         groupSettings: p.groupSettings,
       });
       await announceNewChannel(work, actor.realm, channel);

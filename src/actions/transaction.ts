@@ -67,6 +67,22 @@ export async function withTransaction<T>(
 }
 
 /**
+ * Publish an ephemeral event (typing) now: it changes no stored state, so it has no
+ * transaction and no commit sequence, and no register snapshot can already reflect it.
+ */
+export async function emitNow(
+  ctx: AppContext,
+  event: ParleyEvent,
+  users: Iterable<number>,
+): Promise<void> {
+  const ids = [...new Set(users)];
+  if (ids.length === 0) return;
+  await ctx.bus
+    .publish([{ event, users: ids }])
+    .catch((err: unknown) => ctx.log.error({ err }, 'event bus publish failed'));
+}
+
+/**
  * Read a consistent snapshot of the realm: fn's reads and the returned sequence see the
  * same committed state.
  */

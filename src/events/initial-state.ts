@@ -23,6 +23,10 @@ import { presentRealmSettings } from '../actions/realms.ts';
 import { presentUsersFor } from '../actions/user-directory.ts';
 import { CHANNEL_SECTIONS } from './sections/channels.ts';
 import { MESSAGE_SECTIONS } from './sections/messages.ts';
+import { PREFERENCE_SECTIONS } from './sections/preferences.ts';
+import { PRESENCE_SECTIONS } from './sections/presence.ts';
+import { DRAFTS_SECTION } from './sections/drafts.ts';
+import { CHANNEL_FOLDERS_SECTION } from './sections/channel-folders.ts';
 
 export interface SnapshotRequest {
   /** The user and realm as read inside the snapshot transaction. */
@@ -71,6 +75,10 @@ export const SNAPSHOT_SECTIONS: SnapshotSection[] = [
   },
   ...CHANNEL_SECTIONS,
   ...MESSAGE_SECTIONS,
+  ...PREFERENCE_SECTIONS,
+  ...PRESENCE_SECTIONS,
+  DRAFTS_SECTION,
+  CHANNEL_FOLDERS_SECTION,
 ];
 
 export async function buildSnapshot(ctx: AppContext, req: SnapshotRequest): Promise<Keys> {

@@ -87,7 +87,8 @@ const updateMessageFlags: Shaper = (event, client, dc) => {
 
 /**
  * Presence events are emitted with both forms; the client gets the simplified one
- * (`presences` keyed by user id) or the legacy one (user_id, email, server_timestamp, presence).
+ * (`presences` keyed by user id) or the legacy one (user_id, email, server_timestamp, presence),
+ * without the deprecated email for slim_presence clients.
  */
 const presence: Shaper = (event, client) => {
   const {
@@ -100,7 +101,17 @@ const presence: Shaper = (event, client) => {
   } = event as Fields;
   if (client.capabilities.simplified_presence_events)
     return [{ ...rest, presences } as ParleyEvent];
+  if (client.slimPresence) return [{ ...rest, user_id, server_timestamp, presence: legacy }];
   return [{ ...rest, user_id, email, server_timestamp, presence: legacy } as ParleyEvent];
+};
+
+/** Editing a channel message names its topic, which older clients see renamed when empty. */
+const typingEditMessage: Shaper = (event, client, dc) => {
+  const e = event as Fields;
+  const recipient = e.recipient as Fields | undefined;
+  if (recipient?.type !== 'channel' || recipient.topic !== '') return [event];
+  const topic = topicFor(recipient.topic, client, dc);
+  return [{ ...e, recipient: { ...recipient, topic } } as ParleyEvent];
 };
 
 /** Clients that cannot show deactivated groups see a deactivation as a removal. */
@@ -220,6 +231,7 @@ const SHAPERS: Record<string, Shaper> = {
   ],
   user_topic: (event, client, dc) => [withTopics(event, ['topic_name'], client, dc)],
   typing,
+  typing_edit_message: typingEditMessage,
   update_message_flags: updateMessageFlags,
   presence,
   user_group: userGroup,

@@ -18,6 +18,7 @@ export const MAX_CHANNEL_FOLDER_NAME_LENGTH = 60;
 export const MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH = 1024;
 export const MAX_FILE_UPLOAD_SIZE_MIB = 25;
 export const MAX_AVATAR_FILE_SIZE_MIB = 5;
+export const MAX_ICON_FILE_SIZE_MIB = 5;
 
 export const PRESENCE_PING_INTERVAL_SECONDS = 60;
 export const PRESENCE_OFFLINE_THRESHOLD_SECONDS = 200;
@@ -63,7 +64,7 @@ export function serverRegisterConstants(serverGeneration: number): Record<string
     max_channel_folder_description_length: MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
     max_file_upload_size_mib: MAX_FILE_UPLOAD_SIZE_MIB,
     max_avatar_file_size_mib: MAX_AVATAR_FILE_SIZE_MIB,
-    max_icon_file_size_mib: MAX_AVATAR_FILE_SIZE_MIB,
+    max_icon_file_size_mib: MAX_ICON_FILE_SIZE_MIB,
     max_logo_file_size_mib: MAX_AVATAR_FILE_SIZE_MIB,
     password_min_length: MIN_PASSWORD_LENGTH,
     password_max_length: MAX_PASSWORD_LENGTH,

@@ -103,6 +103,37 @@ export function summarizeUnreads(rows: UnreadInput[], c: UnreadContext): Record<
   };
 }
 
+/**
+ * message_details of a "mark unread" event: what a client needs to put these messages back
+ * into unread_msgs by the same rules as summarizeUnreads (channel rows must be in
+ * subscribed channels). Topics are kept as stored; event shaping renames the empty one.
+ */
+export function unreadMessageDetails(
+  rows: UnreadInput[],
+  c: UnreadContext,
+): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const u of rows) {
+    let d: Record<string, unknown>;
+    let mentioned: boolean;
+    if (u.channel_id !== null) {
+      const muted = isMuted(u, c);
+      d = { type: 'stream', stream_id: u.channel_id, topic: u.topic, unmuted_stream_msg: !muted };
+      mentioned = (u.flags & MENTION) !== 0 || ((u.flags & WILDCARD) !== 0 && !muted);
+    } else {
+      const people = c.participants.get(u.recipient_id) ?? [c.userId];
+      d = {
+        type: 'private',
+        user_ids: people.filter((id) => id !== c.userId).sort((a, b) => a - b),
+      };
+      mentioned = (u.flags & (MENTION | WILDCARD)) !== 0;
+    }
+    if (mentioned) d.mentioned = true;
+    out[String(u.message_id)] = d;
+  }
+  return out;
+}
+
 /** recent_private_conversations: one entry per conversation, most recent first. */
 export function summarizeRecentConversations(
   rows: Array<{ recipient_id: number; message_id: number }>,

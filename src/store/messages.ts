@@ -404,15 +404,3 @@ export async function listNamedGroups(
     .execute();
   return rows.map((r) => ({ ...r, name: r.name as string }));
 }
-
-/** The user's topic visibility policies (muted, unmuted, followed). */
-export async function listTopicPolicies(
-  db: Q,
-  userId: number,
-): Promise<Array<{ channel_id: number; topic_name: string; visibility_policy: number }>> {
-  return db
-    .selectFrom('user_topics')
-    .select(['channel_id', 'topic_name', 'visibility_policy'])
-    .where('user_id', '=', userId)
-    .execute();
-}

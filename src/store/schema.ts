@@ -192,6 +192,46 @@ export interface DefaultChannelGroupChannelTable {
   channel_id: number;
 }
 
+export interface ChannelFolderTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  description: string;
+  rendered_description: string;
+  /** Position among the realm's folders (the API's order). */
+  sort_order: number;
+  date_created: number;
+  creator_id: number | null;
+  is_archived: number;
+}
+
+export interface DraftTable {
+  id: Generated<number>;
+  user_id: number;
+  /** '', 'stream' or 'private'. */
+  type: string;
+  /** The recipients as JSON text: [channel id] or user ids. */
+  to_ids: string;
+  topic: string;
+  content: string;
+  last_edit_time: number;
+}
+
+/** A user's presence; last_active_time is null until a client reports them active. */
+export interface UserPresenceTable {
+  user_id: number;
+  realm_id: number;
+  last_active_time: number | null;
+  last_connected_time: number;
+  /** The realm's presence sequence value when the row last changed. */
+  last_update_id: number;
+}
+
+export interface PresenceSequenceTable {
+  realm_id: number;
+  last_update_id: number;
+}
+
 export interface DB {
   realms: RealmTable;
   users: UserTable;
@@ -212,6 +252,10 @@ export interface DB {
   default_channels: DefaultChannelTable;
   default_channel_groups: DefaultChannelGroupTable;
   default_channel_group_channels: DefaultChannelGroupChannelTable;
+  channel_folders: ChannelFolderTable;
+  drafts: DraftTable;
+  user_presences: UserPresenceTable;
+  presence_sequences: PresenceSequenceTable;
 }
 
 export type RealmRow = Selectable<RealmTable>;
@@ -229,3 +273,6 @@ export type MessageRow = Selectable<MessageTable>;
 export type RecipientRow = Selectable<RecipientTable>;
 export type ReactionRow = Selectable<ReactionTable>;
 export type UserTopicRow = Selectable<UserTopicTable>;
+export type ChannelFolderRow = Selectable<ChannelFolderTable>;
+export type DraftRow = Selectable<DraftTable>;
+export type UserPresenceRow = Selectable<UserPresenceTable>;

@@ -58,7 +58,16 @@ interface Watch {
   before: State;
 }
 
-const VOLATILE = ['result', 'msg', 'queue_id', 'last_event_id'];
+// server_timestamp is the time of reading; presence events do not carry the presence
+// update id (clients keep polling from the one they had, and get repeats at worst).
+const VOLATILE = [
+  'result',
+  'msg',
+  'queue_id',
+  'last_event_id',
+  'server_timestamp',
+  'presence_last_update_id',
+];
 
 function normalize(state: State): State {
   const out = structuredClone(state);

@@ -10,6 +10,7 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
 import { LocalBus, type EventBus } from '../../src/events/bus.ts';
+import { memoryFileStore, type FileStore } from '../../src/infra/files.ts';
 import { argon2Hasher } from '../../src/infra/passwords.ts';
 import { closeContext, createContext } from '../../src/server.ts';
 import { openPostgres, openSqlite, type Store } from '../../src/store/db.ts';
@@ -128,6 +129,8 @@ export interface TestAppOptions {
    * leaves the shared database open.
    */
   shareStoreWith?: TestApp;
+  /** Uploaded files; the shared app's, else an empty store in memory (tests never write to ./data). */
+  files?: FileStore;
 }
 
 export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -145,6 +148,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     passwords: testPasswords,
     migrated: true,
     bus: opts.bus,
+    files: opts.files ?? shared?.ctx.files ?? memoryFileStore(),
     log: pino({ level: process.env.PARLEY_TEST_LOG_LEVEL || 'silent' }),
   });
   const app = await buildApp(ctx);

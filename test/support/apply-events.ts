@@ -4,6 +4,9 @@
 // loudly; each area adds its types here together with its snapshot section.
 import { presentInaccessibleUser } from '../../src/lib/presenters/users.ts';
 import { applyMessageEvent } from './message-events.ts';
+import { applyFlagEvent } from './flag-events.ts';
+import { applyDraftsFoldersEvent, applyDraftsSetting } from './drafts-folders-events.ts';
+import { applyPreferenceEvent, renameInMutedTopics } from './preference-events.ts';
 
 export type State = Record<string, unknown>;
 type Person = Record<string, unknown> & { user_id: number };
@@ -271,6 +274,27 @@ function applySubscription(state: State, e: Obj, opts: ApplyOptions): void {
   sortChannelLists(state);
 }
 
+/**
+ * A user came online: the simplified form carries modern entries keyed by user id; the
+ * legacy form one client entry, from which the client rebuilds the user's aggregate.
+ */
+function applyPresence(state: State, e: Obj): void {
+  if (!('presences' in state)) return;
+  const presences = state.presences as Record<string, unknown>;
+  if (e.presences !== undefined) {
+    Object.assign(presences, structuredClone(e.presences));
+    return;
+  }
+  if (typeof e.email !== 'string') {
+    throw new Error('slim presence events are not modelled (no client form uses them)');
+  }
+  const website = (e.presence as Record<string, Obj>).website;
+  presences[e.email] = {
+    aggregated: { client: website.client, status: website.status, timestamp: website.timestamp },
+    website: structuredClone(website),
+  };
+}
+
 /** Apply one event to a snapshot, in place. */
 export function applyEvent(state: State, e: Record<string, unknown>, opts: ApplyOptions): void {
   switch (e.type) {
@@ -278,6 +302,12 @@ export function applyEvent(state: State, e: Record<string, unknown>, opts: Apply
     case 'restart':
     case 'test_marker':
       return;
+    // Typing is shown for a while and kept nowhere.
+    case 'typing':
+    case 'typing_edit_message':
+      return;
+    case 'presence':
+      return applyPresence(state, e);
     // No section holds group data yet; clients keep group membership from user_group events.
     case 'user_group':
       return;
@@ -288,6 +318,7 @@ export function applyEvent(state: State, e: Record<string, unknown>, opts: Apply
     case 'realm_bot':
       return applyRealmBot(state, e);
     case 'stream':
+      renameInMutedTopics(state, e);
       return applyStream(state, e);
     case 'subscription':
       return applySubscription(state, e, opts);
@@ -300,11 +331,13 @@ export function applyEvent(state: State, e: Record<string, unknown>, opts: Apply
       }
       return;
     case 'user_settings':
+      applyDraftsSetting(state, e);
       if (state.user_settings) {
         (state.user_settings as Record<string, unknown>)[String(e.property)] = e.value;
       }
       return;
     case 'update_display_settings':
+      applyDraftsSetting(state, e);
       if (String(e.setting_name) in state) state[String(e.setting_name)] = e.setting;
       return;
     case 'update_global_notifications':
@@ -314,6 +347,19 @@ export function applyEvent(state: State, e: Record<string, unknown>, opts: Apply
     case 'update_message':
     case 'delete_message':
       applyMessageEvent(state, e);
+      return;
+    case 'update_message_flags':
+      applyFlagEvent(state, e);
+      return;
+    case 'reaction':
+    case 'user_topic':
+    case 'muted_topics':
+    case 'alert_words':
+      applyPreferenceEvent(state, e);
+      return;
+    case 'drafts':
+    case 'channel_folder':
+      applyDraftsFoldersEvent(state, e);
       return;
     default:
       throw new Error(`applyEvent does not know event type ${String(e.type)}`);

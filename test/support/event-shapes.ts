@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { MESSAGE_EVENT_SHAPES } from './message-events.ts';
+import { FLAG_EVENT_SHAPES } from './flag-events.ts';
+import { DRAFTS_FOLDERS_EVENT_SHAPES } from './drafts-folders-events.ts';
+import { PREFERENCE_EVENT_SHAPES } from './preference-events.ts';
 
 const Id = Type.Integer({ minimum: 0 });
 const UserId = Type.Integer({ minimum: 1 });
@@ -159,6 +162,21 @@ const Subscription = strict({
 });
 const Peers = { stream_ids: Type.Array(Type.Integer()), user_ids: Type.Array(UserId) };
 
+const ModernPresence = strict({ active_timestamp: Type.Integer(), idle_timestamp: Type.Integer() });
+const PresenceStatus = Type.Union([Type.Literal('active'), Type.Literal('idle')]);
+const LegacyClientPresence = strict({
+  client: Type.Literal('website'),
+  status: PresenceStatus,
+  timestamp: Type.Integer(),
+  pushable: Type.Literal(false),
+});
+const LEGACY_PRESENCE_FIELDS = {
+  user_id: UserId,
+  server_timestamp: Type.Number(),
+  presence: strict({ website: LegacyClientPresence }),
+};
+const TypingPerson = strict({ user_id: UserId, email: Type.String() });
+
 const SHAPES: Record<string, TSchema[]> = {
   heartbeat: [event('heartbeat', {})],
   restart: [
@@ -305,7 +323,55 @@ const SHAPES: Record<string, TSchema[]> = {
       ),
     }),
   ],
+  presence: [
+    event('presence', { presences: Type.Record(Type.String(), ModernPresence) }),
+    event('presence', { ...LEGACY_PRESENCE_FIELDS, email: Type.String() }),
+    // slim_presence clients: the legacy form without the deprecated email.
+    event('presence', LEGACY_PRESENCE_FIELDS),
+  ],
+  typing: ['start', 'stop'].flatMap((op) => [
+    event(
+      'typing',
+      {
+        message_type: Type.Literal('direct'),
+        sender: TypingPerson,
+        recipients: Type.Array(TypingPerson),
+      },
+      op,
+    ),
+    event(
+      'typing',
+      {
+        message_type: Type.Literal('stream'),
+        sender: TypingPerson,
+        stream_id: Type.Integer(),
+        topic: Type.String(),
+      },
+      op,
+    ),
+  ]),
+  typing_edit_message: ['start', 'stop'].map((op) =>
+    event(
+      'typing_edit_message',
+      {
+        sender_id: UserId,
+        message_id: Type.Integer(),
+        recipient: Type.Union([
+          strict({
+            type: Type.Literal('channel'),
+            channel_id: Type.Integer(),
+            topic: Type.String(),
+          }),
+          strict({ type: Type.Literal('direct'), user_ids: Type.Array(UserId) }),
+        ]),
+      },
+      op,
+    ),
+  ),
   ...MESSAGE_EVENT_SHAPES,
+  ...FLAG_EVENT_SHAPES,
+  ...DRAFTS_FOLDERS_EVENT_SHAPES,
+  ...PREFERENCE_EVENT_SHAPES,
   delete_message: [
     event('delete_message', {
       message_ids: Type.Array(Type.Integer()),

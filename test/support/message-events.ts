@@ -7,7 +7,7 @@ import { Type, type TSchema } from 'typebox';
 type Obj = Record<string, unknown>;
 type State = Obj;
 
-interface Unreads {
+export interface Unreads {
   pms: Array<{ other_user_id: number; sender_id: number; unread_message_ids: number[] }>;
   streams: Array<{ stream_id: number; topic: string; unread_message_ids: number[] }>;
   huddles: Array<{ user_ids_string: string; unread_message_ids: number[] }>;
@@ -45,7 +45,7 @@ function isMention(flags: string[], wildcardCounts: boolean): boolean {
   );
 }
 
-function sortUnreads(u: Unreads): void {
+export function sortUnreads(u: Unreads): void {
   u.pms.sort((a, b) => a.other_user_id - b.other_user_id);
   u.streams.sort((a, b) => a.stream_id - b.stream_id || byText(a.topic, b.topic));
   u.huddles.sort((a, b) => byText(a.user_ids_string, b.user_ids_string));
@@ -55,7 +55,7 @@ function sortUnreads(u: Unreads): void {
   }
 }
 
-function addStreamUnread(
+export function addStreamUnread(
   state: State,
   u: Unreads,
   streamId: number,
@@ -76,7 +76,7 @@ function addStreamUnread(
 }
 
 /** Remove ids from every unread list, with the count and mentions. */
-function removeUnreads(state: State, u: Unreads, ids: number[]): void {
+export function removeUnreads(state: State, u: Unreads, ids: number[]): void {
   const gone = new Set(ids);
   for (const s of u.streams) {
     for (const id of s.unread_message_ids) {
@@ -180,6 +180,24 @@ function applyDeleteMessage(state: State, e: Obj): void {
   if ('starred_messages' in state) {
     state.starred_messages = (state.starred_messages as number[]).filter((id) => !ids.includes(id));
   }
+}
+
+/**
+ * Recompute the unread count after topic or channel muting changed: messages in muted
+ * conversations stay listed but do not count. (Wildcard mentions in them are not
+ * recomputed: the snapshot does not say which unread messages are wildcard mentions.)
+ */
+export function recountUnreads(state: State): void {
+  if (!('unread_msgs' in state)) return;
+  const u = state.unread_msgs as Unreads;
+  let count = 0;
+  for (const s of u.streams) {
+    if (!muted(state, s.stream_id, s.topic)) count += s.unread_message_ids.length;
+  }
+  for (const list of [u.pms, u.huddles]) {
+    for (const e of list) count += e.unread_message_ids.length;
+  }
+  u.count = count;
 }
 
 /** Apply a message, update_message or delete_message event; returns false for other types. */

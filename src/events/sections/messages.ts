@@ -12,6 +12,7 @@ import {
 } from '../../lib/unreads.ts';
 import * as channelsStore from '../../store/channels.ts';
 import * as messagesStore from '../../store/messages.ts';
+import * as userTopicsStore from '../../store/user-topics.ts';
 import * as usersStore from '../../store/users.ts';
 import type { SnapshotRequest, SnapshotSection } from '../initial-state.ts';
 
@@ -29,7 +30,7 @@ export async function unreadMessagesSection(ctx: AppContext, req: SnapshotReques
   const subs = (await channelsStore.listUserSubscriptions(ctx.db, user.id)).filter(
     (s) => s.active === 1,
   );
-  const policies = await messagesStore.listTopicPolicies(ctx.db, user.id);
+  const policies = await userTopicsStore.listUserTopics(ctx.db, user.id);
   const participants = await messagesStore.listDirectParticipants(
     ctx.db,
     kept.filter((r) => r.channel_id === null).map((r) => r.recipient_id),

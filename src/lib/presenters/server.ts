@@ -59,11 +59,19 @@ export function presentServerSettings(
   return out;
 }
 
-/** Organizations without an uploaded icon get a generated one. */
-export function realmIconUrl(realm: RealmRow): string {
+/**
+ * The uploaded icon (served by http/routes/realm-icon.ts; relative to the organization's
+ * URL, as the reference server's local storage answers), or a generated one.
+ */
+export function realmIconUrl(
+  realm: Pick<RealmRow, 'id' | 'string_id' | 'icon_source' | 'icon_version'>,
+): string {
+  if (realm.icon_source === 'U') return `${realmIconPath(realm.id)}?version=${realm.icon_version}`;
   const hash = createHash('md5').update(`realm-${realm.id}-${realm.string_id}`).digest('hex');
   return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${realm.icon_version}`;
 }
+
+export const realmIconPath = (realmId: number): string => `/user_avatars/${realmId}/realm/icon.png`;
 
 const HTML_ESCAPES: Record<string, string> = {
   '&': '&amp;',

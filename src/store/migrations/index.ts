@@ -4,6 +4,8 @@ import type { MigrationDialect } from './helpers.ts';
 import * as m0001 from './0001_initial.ts';
 import * as m0002 from './0002_chat.ts';
 import * as m0003 from './0003_bot_settings.ts';
+import * as m0004 from './0004_drafts_folders.ts';
+import * as m0005 from './0005_presence.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
@@ -11,6 +13,8 @@ const MIGRATIONS: Array<[string, Up]> = [
   ['0001_initial', m0001.up],
   ['0002_chat', m0002.up],
   ['0003_bot_settings', m0003.up],
+  ['0004_drafts_folders', m0004.up],
+  ['0005_presence', m0005.up],
 ];
 
 export async function migrateToLatest(
