@@ -14,6 +14,8 @@ import { usersRoutes } from './http/routes/users.ts';
 import { settingsRoutes } from './http/routes/settings.ts';
 import { realmRoutes } from './http/routes/realm.ts';
 import { realmIconRoutes, registerRealmIconFile } from './http/routes/realm-icon.ts';
+import { customEmojiRoutes, registerCustomEmojiFiles } from './http/routes/custom-emoji.ts';
+import { invitesRoutes } from './http/routes/invites.ts';
 import { botsRoutes } from './http/routes/bots.ts';
 import { eventsRoutes } from './http/routes/events.ts';
 import { channelsRoutes } from './http/routes/channels.ts';
@@ -27,8 +29,14 @@ import { userTopicsRoutes } from './http/routes/user-topics.ts';
 import { alertWordsRoutes } from './http/routes/alert-words.ts';
 import { presenceRoutes } from './http/routes/presence.ts';
 import { typingRoutes } from './http/routes/typing.ts';
+import { userGroupsRoutes } from './http/routes/user-groups.ts';
 import { draftsRoutes } from './http/routes/drafts.ts';
 import { channelFoldersRoutes } from './http/routes/channel-folders.ts';
+import { mutedUsersRoutes } from './http/routes/muted-users.ts';
+import { profileFieldsRoutes } from './http/routes/profile-fields.ts';
+import { playgroundsRoutes } from './http/routes/playgrounds.ts';
+import { pushTokensRoutes } from './http/routes/push-tokens.ts';
+import { onboardingRoutes } from './http/routes/onboarding.ts';
 
 /** Every API area's routes; each area adds its list here. */
 export const ROUTE_AREAS: AnyRoute[][] = [
@@ -37,6 +45,8 @@ export const ROUTE_AREAS: AnyRoute[][] = [
   settingsRoutes,
   realmRoutes,
   realmIconRoutes,
+  customEmojiRoutes,
+  invitesRoutes,
   botsRoutes,
   eventsRoutes,
   channelsRoutes,
@@ -52,6 +62,12 @@ export const ROUTE_AREAS: AnyRoute[][] = [
   channelFoldersRoutes,
   presenceRoutes,
   typingRoutes,
+  userGroupsRoutes,
+  mutedUsersRoutes,
+  profileFieldsRoutes,
+  playgroundsRoutes,
+  pushTokensRoutes,
+  onboardingRoutes,
 ];
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -100,6 +116,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   for (const area of ROUTE_AREAS) registerRoutes(app, ctx, table, area);
   // Outside /api/v1, where clients expect the icon file.
   registerRealmIconFile(app, ctx, table);
+  registerCustomEmojiFiles(app, ctx, table);
   table.add('GET', '/api/v1/openapi.json');
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -13,6 +13,10 @@ import type { AppContext } from './context.ts';
 import { closeContext, createContext, openStore, type ContextOverrides } from './server.ts';
 import type { Store } from './store/db.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
+import {
+  createOutgoingWebhookWorker,
+  type OutgoingWebhookWorker,
+} from './workers/outgoing-webhooks.ts';
 
 /** Where SIGTERM saves the event queues and the next start picks them up. */
 export const QUEUES_FILE = 'event-queues.json';
@@ -155,6 +159,8 @@ export interface RunningServer {
   url: string;
   /** The organization and owner created by this start, on an empty database. */
   firstStart: FirstStart | null;
+  /** Sends the outgoing-webhook deliveries stored with messages. */
+  outgoingWebhooks: OutgoingWebhookWorker;
   /** Stop accepting, finish requests in flight, save the event queues, close the database. */
   stop(): Promise<void>;
 }
@@ -209,11 +215,14 @@ export async function startServer(
       { url, nodeId: config.nodeId, database: ctx.store.dialect, redis: Boolean(config.redisUrl) },
       'Parley started',
     );
+    const outgoingWebhooks = createOutgoingWebhookWorker(ctx);
+    outgoingWebhooks.start();
     const running: RunningServer = {
       ctx,
       app,
       url,
       firstStart: created,
+      outgoingWebhooks,
       stop: () => stopServer(running),
     };
     return running;
@@ -227,6 +236,8 @@ export async function startServer(
 async function stopServer(server: RunningServer): Promise<void> {
   const { ctx, app } = server;
   await app.close();
+  await server.outgoingWebhooks.stop();
+  await ctx.http.close();
   // No notices may arrive for queues already written out.
   await ctx.bus.close();
   try {

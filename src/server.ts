@@ -1,4 +1,5 @@
 // Builds an AppContext from a Config: opens the store, migrates, and wires the bus and queues.
+import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
@@ -6,11 +7,14 @@ import { LocalBus, RedisBus, type EventBus } from './events/bus.ts';
 import { EventQueues } from './events/queues.ts';
 import { systemClock, type Clock } from './infra/clock.ts';
 import { diskFileStore, type FileStore } from './infra/files.ts';
+import { createHttpClient, type HttpClient } from './infra/http-client.ts';
 import { sharpImages, type Images } from './infra/images.ts';
+import { logFileMailer, type Mailer } from './infra/mailer.ts';
 import { argon2Hasher, type PasswordHasher } from './infra/passwords.ts';
 import { systemRandom, type Random } from './infra/random.ts';
 import { openPostgres, openSqlite, type Store } from './store/db.ts';
 import { migrateToLatest } from './store/migrations/index.ts';
+import { PARLEY_VERSION } from './version.ts';
 
 export interface ContextOverrides {
   store?: Store;
@@ -18,7 +22,9 @@ export interface ContextOverrides {
   clock?: Clock;
   files?: FileStore;
   images?: Images;
+  http?: HttpClient;
   passwords?: PasswordHasher;
+  mailer?: Mailer;
   random?: Random;
   log?: Logger;
   /** Skip migrations (the store is already at the latest schema). */
@@ -61,7 +67,14 @@ export async function createContext(
     clock,
     files: overrides.files ?? diskFileStore(config.uploadsDir),
     images: overrides.images ?? sharpImages(),
+    http:
+      overrides.http ??
+      createHttpClient({
+        allow: config.outgoingWebhookAllow,
+        userAgent: `Parley/${PARLEY_VERSION}`,
+      }),
     passwords: overrides.passwords ?? argon2Hasher(),
+    mailer: overrides.mailer ?? logFileMailer(join(config.dataDir, 'mail.log')),
     random,
     log,
   };
@@ -72,5 +85,6 @@ export async function createContext(
 export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.queues.shutdown();
   await ctx.bus.close();
+  await ctx.http.close();
   await ctx.store.close();
 }

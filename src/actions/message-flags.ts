@@ -249,11 +249,14 @@ export async function updateMessageFlagsForNarrow(
   });
 }
 
-/** Mark the user's unread messages read; one event naming them (or all:true for all). */
-async function markRead(
+/**
+ * Mark the user's unread messages read; one event naming them (or all:true for all). Also
+ * used by muted-users.ts for a muted sender's messages.
+ */
+export async function markRead(
   work: Work,
   actor: Actor,
-  where: { recipientId?: number; topic?: string } | 'all',
+  where: { recipientId?: number; topic?: string; senderId?: number } | 'all',
 ): Promise<void> {
   const userId = actor.user.id;
   const ids = await flagsStore.listUnreadMessageIds(work.db, userId, where === 'all' ? {} : where);

@@ -9,8 +9,10 @@ import {
   type RenderedMarkdown,
 } from '../lib/markdown/index.ts';
 import { FLAG_BITS } from '../lib/message-flags.ts';
+import { presentRealmEmoji } from '../lib/presenters/custom-emoji.ts';
 import { realmUrl } from '../lib/realm-url.ts';
 import { safeJson } from '../lib/user-settings.ts';
+import * as emojiStore from '../store/custom-emoji.ts';
 import type { Q } from '../store/db.ts';
 import * as messagesStore from '../store/messages.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
@@ -61,11 +63,17 @@ export async function renderMessage(
           .filter((a) => a.metadata && channelNames.has(a.channel.name.toLowerCase()))
           .map((a) => ({ id: a.channel.id, name: a.channel.name }))
       : [];
+  const realmEmoji =
+    scan.emojiNames.length > 0
+      ? (await emojiStore.listRealmEmoji(db, realm.id))
+          .filter((e) => e.deactivated === 0)
+          .map(presentRealmEmoji)
+      : [];
   const rendered = renderMarkdown(content, {
     users,
     groups: namedGroups.map((g) => ({ id: g.id, name: g.name, deactivated: g.deactivated === 1 })),
     channels,
-    realmEmoji: [],
+    realmEmoji,
     realmUrl: realmUrl(ctx.config.externalUrl, realm.string_id),
   });
   const groupMemberIds = new Set<number>();

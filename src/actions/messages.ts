@@ -34,6 +34,7 @@ import {
   senderPlaceholder,
 } from './message-present.ts';
 import { renderMessage, renderingFlags, type MessageRendering } from './message-render.ts';
+import { enqueueOutgoingWebhooks } from './outgoing-webhooks.ts';
 import { hasRealmPermission, isUserInGroup } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { accessibleUserIds } from './user-access.ts';
@@ -319,6 +320,35 @@ export async function sendInternalChannelMessage(
   );
 }
 
+/**
+ * A direct message the server itself posts (bot replies, notices to a bot's owner) inside
+ * the caller's transaction, without the direct-message permission checks.
+ */
+export async function sendInternalDirectMessage(
+  ctx: AppContext,
+  work: Work,
+  realm: RealmRow,
+  sender: UserRow,
+  recipients: UserRow[],
+  content: string,
+): Promise<{ id: number }> {
+  const participants = [sender, ...recipients.filter((u) => u.id !== sender.id)];
+  const recipientId = await directRecipient(
+    work.db,
+    realm.id,
+    participants.map((u) => u.id),
+  );
+  return deliverMessage(
+    ctx,
+    work,
+    { realm, user: sender },
+    { channel: null, topic: '', recipientId, recipients: participants, subscriberCount: 0 },
+    normalizeContent(content),
+    { client: 'Internal' },
+    true,
+  );
+}
+
 /** Render, store and announce a message to a resolved destination. */
 async function deliverMessage(
   ctx: AppContext,
@@ -378,6 +408,7 @@ async function deliverMessage(
     db,
     [...flags].map(([user_id, bits]) => ({ user_id, message_id: row.id, flags: bits })),
   );
+  await enqueueOutgoingWebhooks(ctx, db, realm, sender, row, recipients, r.mentionedUserIds);
   await emitMessageEvent(ctx, work, realm, row, channel, recipients, flags, {
     queueId: params.queueId,
     localId: params.localId,

@@ -9,6 +9,8 @@ import type { Actor } from '../lib/actor.ts';
 import { badRequest, JsonableError } from '../lib/errors.ts';
 import { HISTORICAL_FLAGS } from '../lib/presenters/messages.ts';
 import { canonicalReactionType, checkReactionEmoji, emojiForName } from '../lib/reactions.ts';
+import * as emojiStore from '../store/custom-emoji.ts';
+import type { Q } from '../store/db.ts';
 import * as messagesStore from '../store/messages.ts';
 import * as reactionsStore from '../store/reactions.ts';
 import type { ChannelRow, MessageRow, ReactionRow } from '../store/schema.ts';
@@ -45,7 +47,7 @@ export async function addReaction(
     });
     let { emojiName: name, emojiCode: code, reactionType: type } = params;
     if (code === undefined || type === undefined) {
-      const known = emojiForName(name);
+      const known = emojiForName(name, await customByName(db, actor, name));
       code ??= known.code;
       type ??= known.type;
     }
@@ -56,7 +58,7 @@ export async function addReaction(
     const earlier = await reactionsStore.getFirstReaction(db, message.id, type, code);
     // Joining an existing reaction needs no check: its emoji may since have been retired.
     if (earlier) name = earlier.emoji_name;
-    else checkReactionEmoji(name, code, type);
+    else checkReactionEmoji(name, code, type, await customById(db, actor, type, code));
     if (flags === undefined) {
       await messagesStore.insertUserMessages(db, [
         { user_id: actor.user.id, message_id: message.id, flags: HISTORICAL_FLAGS },
@@ -95,7 +97,7 @@ export async function removeReaction(
           'At least one of the following arguments must be present: emoji_name, emoji_code',
         );
       }
-      const known = emojiForName(params.emojiName);
+      const known = emojiForName(params.emojiName, await customByName(db, actor, params.emojiName));
       code = known.code;
       // Unlike the reference server, a name alone also finds an extra emoji's reaction.
       type ??= known.type;
@@ -112,6 +114,18 @@ export async function removeReaction(
     await reactionsStore.deleteReaction(db, reaction.id);
     await emitReaction(work, actor, 'remove', message, channel, reaction);
   });
+}
+
+async function customByName(db: Q, actor: Actor, name: string) {
+  const row = await emojiStore.getActiveEmojiByName(db, actor.realm.id, name);
+  return row && { id: row.id, name: row.name, deactivated: row.deactivated === 1 };
+}
+
+/** The custom emoji a realm_emoji code names (an id of this organization's emoji). */
+async function customById(db: Q, actor: Actor, type: string, code: string) {
+  if (type !== 'realm_emoji' || !/^[1-9][0-9]{0,9}$/.test(code)) return undefined;
+  const row = await emojiStore.getEmojiById(db, actor.realm.id, Number(code));
+  return row && { id: row.id, name: row.name, deactivated: row.deactivated === 1 };
 }
 
 /** The reaction event, to everyone told about changes to the message. */

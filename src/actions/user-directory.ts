@@ -7,6 +7,7 @@ import { fakeEmailDomain, realmUrl } from '../lib/realm-url.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
 import { accessibleUserIds, isUserId } from './user-access.ts';
+import { listProfileData } from './profile-fields.ts';
 
 export interface DirectoryOptions {
   clientGravatar: boolean;
@@ -19,12 +20,12 @@ export interface DirectoryOptions {
   userListIncomplete?: boolean;
 }
 
-/** Custom profile data by user id (filled in by custom profile fields). */
+/** Custom profile data by user id: field id -> {value, rendered_value for Markdown types}. */
 export async function loadProfileData(
-  _ctx: AppContext,
-  _userIds: number[],
+  ctx: AppContext,
+  userIds: number[],
 ): Promise<Map<number, Record<string, unknown>>> {
-  return new Map();
+  return listProfileData(ctx.db, userIds);
 }
 
 /** The placeholder a limited guest sees for a user they cannot access. */

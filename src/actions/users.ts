@@ -37,6 +37,7 @@ import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
 import { checkAdmin } from './permissions.ts';
 import { accessibleUserIds, accessUserById, usersWhoCanAccess } from './user-access.ts';
+import { doAnnounceGroupDepartures, doAnnounceGroupMemberships } from './user-groups.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { doAnnounceBotManagement } from './bot-directory.ts';
 import {
@@ -429,6 +430,7 @@ export async function doDeactivate(
     { type: 'realm_user', op: 'update', person: { user_id: current.id, is_active: false } },
     after,
   );
+  await doAnnounceGroupDepartures(work, realm, current.id, after);
   // Guests who could see the user only through a shared conversation lose them.
   const kept = new Set([...after, current.id]);
   const lost = before.filter((id) => !kept.has(id));
@@ -507,6 +509,7 @@ export async function reactivateUser(
       { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } },
       after,
     );
+    await doAnnounceGroupMemberships(work, actor.realm, target.id);
     if (target.is_bot) await emitBotUpdate(work, actor.realm, target, { is_active: true });
   });
 }

@@ -27,6 +27,9 @@ import { PREFERENCE_SECTIONS } from './sections/preferences.ts';
 import { PRESENCE_SECTIONS } from './sections/presence.ts';
 import { DRAFTS_SECTION } from './sections/drafts.ts';
 import { CHANNEL_FOLDERS_SECTION } from './sections/channel-folders.ts';
+import { USER_GROUPS_SECTION } from './sections/user-groups.ts';
+import { USER_RECORD_SECTIONS } from './sections/user-records.ts';
+import { REALM_EMOJI_SECTION } from './sections/realm-emoji.ts';
 
 export interface SnapshotRequest {
   /** The user and realm as read inside the snapshot transaction. */
@@ -79,6 +82,9 @@ export const SNAPSHOT_SECTIONS: SnapshotSection[] = [
   ...PRESENCE_SECTIONS,
   DRAFTS_SECTION,
   CHANNEL_FOLDERS_SECTION,
+  USER_GROUPS_SECTION,
+  ...USER_RECORD_SECTIONS,
+  REALM_EMOJI_SECTION,
 ];
 
 export async function buildSnapshot(ctx: AppContext, req: SnapshotRequest): Promise<Keys> {

@@ -1,6 +1,6 @@
 // Which emoji a reaction may use, resolved and validated without the database: built-in
-// Unicode emoji (lib/markdown's table), the built-in extra emoji, and custom emoji (none
-// exist until the custom emoji area adds them).
+// Unicode emoji (lib/markdown's table), the built-in extra emoji, and custom emoji (which
+// the caller looks up and passes in).
 import { badRequest } from './errors.ts';
 import { emojiCodeForName, emojiNameForCode } from './markdown/index.ts';
 
@@ -20,8 +20,22 @@ export function canonicalReactionType(type: string): string {
   return TYPE_ALIASES[type] ?? type;
 }
 
-/** The emoji a bare name means: a built-in extra emoji, else a Unicode emoji. */
-export function emojiForName(name: string): { code: string; type: ReactionType } {
+/** A custom emoji as reactions need it. */
+export interface ReactionCustomEmoji {
+  id: number;
+  name: string;
+  deactivated: boolean;
+}
+
+/**
+ * The emoji a bare name means: the active custom emoji of that name (custom emoji may
+ * override built-in names), else a built-in extra emoji, else a Unicode emoji.
+ */
+export function emojiForName(
+  name: string,
+  custom?: ReactionCustomEmoji,
+): { code: string; type: ReactionType } {
+  if (custom && !custom.deactivated) return { code: String(custom.id), type: 'realm_emoji' };
   if (EXTRA_EMOJI_NAMES.includes(name)) return { code: name, type: 'svc_extra_emoji' };
   const code = emojiCodeForName(name);
   if (code !== undefined) return { code, type: 'unicode_emoji' };
@@ -29,13 +43,23 @@ export function emojiForName(name: string): { code: string; type: ReactionType }
 }
 
 /**
- * Refuse a name, code and type that do not name one emoji. Custom emoji do not exist yet,
- * so every realm_emoji code is unknown.
+ * Refuse a name, code and type that do not name one emoji. For realm_emoji, `custom` is the
+ * organization's custom emoji whose id is the code, if any; a deactivated one may not be
+ * newly reacted with.
  */
-export function checkReactionEmoji(name: string, code: string, type: string): void {
+export function checkReactionEmoji(
+  name: string,
+  code: string,
+  type: string,
+  custom?: ReactionCustomEmoji,
+): void {
   switch (canonicalReactionType(type)) {
     case 'realm_emoji':
-      throw badRequest('Invalid custom emoji.');
+      if (!custom || custom.deactivated || String(custom.id) !== code) {
+        throw badRequest('Invalid custom emoji.');
+      }
+      if (custom.name !== name) throw badRequest('Invalid custom emoji name.');
+      return;
     case 'svc_extra_emoji':
       if (!EXTRA_EMOJI_NAMES.includes(code)) throw badRequest('Invalid emoji code.');
       if (name !== code) throw badRequest('Invalid emoji name.');

@@ -24,11 +24,14 @@ export async function updateFlagBit(
   }
 }
 
-/** The user's unread messages, oldest first: all, or those of one conversation (and topic). */
+/**
+ * The user's unread messages, oldest first: all, or those of one conversation (and topic),
+ * or of one sender.
+ */
 export async function listUnreadMessageIds(
   db: Q,
   userId: number,
-  where: { recipientId?: number; topic?: string } = {},
+  where: { recipientId?: number; topic?: string; senderId?: number } = {},
 ): Promise<number[]> {
   let q = db
     .selectFrom('user_messages as um')
@@ -38,6 +41,7 @@ export async function listUnreadMessageIds(
     .where(sql<boolean>`(um.flags & 1) = 0`);
   if (where.recipientId !== undefined) q = q.where('m.recipient_id', '=', where.recipientId);
   if (where.topic !== undefined) q = q.where(sql<boolean>`lower(m.topic) = lower(${where.topic})`);
+  if (where.senderId !== undefined) q = q.where('m.sender_id', '=', where.senderId);
   const rows = await q.orderBy('um.message_id').execute();
   return rows.map((r) => r.message_id);
 }

@@ -232,7 +232,112 @@ export interface PresenceSequenceTable {
   last_update_id: number;
 }
 
+/** A custom emoji; the image is <realm>/emoji/<id>.<file_ext> in the file store. */
+export interface RealmEmojiTable {
+  id: Generated<number>;
+  realm_id: number;
+  /** As shown: lower case, spaces stored as underscores. */
+  name: string;
+  author_id: number | null;
+  /** 'png', 'gif' or 'webp'; animated emoji also have a still PNG. */
+  file_ext: string;
+  is_animated: number;
+  deactivated: number;
+  date_created: number;
+}
+
+/** An invitation: email_invites and multiuse_invites have the same columns but email. */
+export interface InviteColumns {
+  id: Generated<number>;
+  realm_id: number;
+  referred_by_id: number;
+  invited_as: number;
+  created: number;
+  /** Null: never expires. */
+  expiry: number | null;
+  notify_referrer_on_join: number;
+  /** JSON arrays of ids. */
+  channel_ids: string;
+  group_ids: string;
+  include_realm_default_subscriptions: number;
+  invite_key: string;
+  /** 0 pending, 1 used (email invitations), 2 revoked. */
+  status: number;
+}
+
+export interface EmailInviteTable extends InviteColumns {
+  email: string;
+}
+
+/** One user muting another (issue 6 records: migration 0007). */
+export interface MutedUserTable {
+  user_id: number;
+  muted_user_id: number;
+  date_muted: number;
+}
+
+export interface CustomProfileFieldTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  hint: string;
+  /** 1 short text … 8 pronouns (lib/profile-fields.ts). */
+  field_type: number;
+  /** JSON text, or '' for types without data. */
+  field_data: string;
+  field_order: number;
+  required: number;
+  editable_by_user: number;
+  display_in_profile_summary: number;
+}
+
+export interface CustomProfileFieldValueTable {
+  user_id: number;
+  field_id: number;
+  value: string;
+  /** HTML of Markdown types; null for the others. */
+  rendered_value: string | null;
+}
+
+export interface RealmPlaygroundTable {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  pygments_language: string;
+  url_template: string;
+}
+
+export interface PushDeviceTokenTable {
+  user_id: number;
+  /** 'gcm' or 'apns'. */
+  kind: string;
+  token: string;
+  ios_app_id: string | null;
+  date_created: number;
+}
+
+/** A one-time notice the user has seen. */
+export interface OnboardingStepTable {
+  user_id: number;
+  name: string;
+  date_seen: number;
+}
+
+/** An outgoing-webhook request still to be made (times in UNIX seconds). */
+export interface OutgoingWebhookDeliveryTable {
+  id: Generated<number>;
+  realm_id: number;
+  bot_id: number;
+  message_id: number;
+  /** 'mention' or 'direct_message'. */
+  trigger: string;
+  /** Failed attempts so far (timeouts and connection errors). */
+  attempts: Generated<number>;
+  next_attempt_at: number;
+}
+
 export interface DB {
+  outgoing_webhook_deliveries: OutgoingWebhookDeliveryTable;
   realms: RealmTable;
   users: UserTable;
   bot_services: BotServiceTable;
@@ -256,6 +361,15 @@ export interface DB {
   drafts: DraftTable;
   user_presences: UserPresenceTable;
   presence_sequences: PresenceSequenceTable;
+  realm_emoji: RealmEmojiTable;
+  email_invites: EmailInviteTable;
+  multiuse_invites: InviteColumns;
+  muted_users: MutedUserTable;
+  custom_profile_fields: CustomProfileFieldTable;
+  custom_profile_field_values: CustomProfileFieldValueTable;
+  realm_playgrounds: RealmPlaygroundTable;
+  push_device_tokens: PushDeviceTokenTable;
+  onboarding_steps: OnboardingStepTable;
 }
 
 export type RealmRow = Selectable<RealmTable>;
@@ -276,3 +390,9 @@ export type UserTopicRow = Selectable<UserTopicTable>;
 export type ChannelFolderRow = Selectable<ChannelFolderTable>;
 export type DraftRow = Selectable<DraftTable>;
 export type UserPresenceRow = Selectable<UserPresenceTable>;
+export type RealmEmojiRow = Selectable<RealmEmojiTable>;
+export type EmailInviteRow = Selectable<EmailInviteTable>;
+export type MultiuseInviteRow = Selectable<InviteColumns>;
+export type CustomProfileFieldRow = Selectable<CustomProfileFieldTable>;
+export type RealmPlaygroundRow = Selectable<RealmPlaygroundTable>;
+export type OutgoingWebhookDeliveryRow = Selectable<OutgoingWebhookDeliveryTable>;

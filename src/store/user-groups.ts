@@ -139,3 +139,128 @@ export async function listSystemGroupMemberships(db: Q, userId: number): Promise
     .execute();
   return rows.map((r) => r.group_id);
 }
+
+/** The realm's named groups (system groups included), by id. */
+export async function listNamedGroups(
+  db: Q,
+  realmId: number,
+  opts: { includeDeactivated: boolean },
+): Promise<UserGroupRow[]> {
+  let q = db
+    .selectFrom('user_groups')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('name', 'is not', null);
+  if (!opts.includeDeactivated) q = q.where('deactivated', '=', 0);
+  return q.orderBy('id').execute();
+}
+
+/** Every group of the realm, anonymous ones included (their settings can use a group). */
+export async function listAllGroups(db: Q, realmId: number): Promise<UserGroupRow[]> {
+  return db
+    .selectFrom('user_groups')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .orderBy('id')
+    .execute();
+}
+
+export async function getGroupByName(
+  db: Q,
+  realmId: number,
+  name: string,
+): Promise<UserGroupRow | undefined> {
+  return db
+    .selectFrom('user_groups')
+    .selectAll()
+    .where('realm_id', '=', realmId)
+    .where('name', '=', name)
+    .executeTakeFirst();
+}
+
+export async function updateGroup(
+  db: Q,
+  id: number,
+  changes: Partial<Pick<UserGroupRow, 'name' | 'description' | 'settings' | 'deactivated'>>,
+): Promise<void> {
+  await db.updateTable('user_groups').set(changes).where('id', '=', id).execute();
+}
+
+export async function removeSubgroups(
+  db: Q,
+  groupId: number,
+  subgroupIds: number[],
+): Promise<void> {
+  if (subgroupIds.length === 0) return;
+  await db
+    .deleteFrom('user_group_subgroups')
+    .where('group_id', '=', groupId)
+    .where('subgroup_id', 'in', subgroupIds)
+    .execute();
+}
+
+/** Direct memberships of active users in the realm's groups. */
+export async function listActiveMemberships(
+  db: Q,
+  realmId: number,
+): Promise<Array<{ group_id: number; user_id: number }>> {
+  return db
+    .selectFrom('user_group_members as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['m.group_id', 'm.user_id'])
+    .where('u.realm_id', '=', realmId)
+    .where('u.is_active', '=', 1)
+    .orderBy('m.user_id')
+    .execute();
+}
+
+/** Direct subgroup links of the realm's groups. */
+export async function listSubgroupLinks(
+  db: Q,
+  realmId: number,
+): Promise<Array<{ group_id: number; subgroup_id: number }>> {
+  return db
+    .selectFrom('user_group_subgroups as s')
+    .innerJoin('user_groups as g', 'g.id', 's.group_id')
+    .select(['s.group_id', 's.subgroup_id'])
+    .where('g.realm_id', '=', realmId)
+    .orderBy('s.subgroup_id')
+    .execute();
+}
+
+/** Every group below this one, through any depth of subgroups (not the group itself). */
+export async function listRecursiveSubgroups(db: Q, groupId: number): Promise<number[]> {
+  const result = await sql<{ id: number }>`
+    WITH RECURSIVE g(id) AS (
+      SELECT subgroup_id FROM user_group_subgroups WHERE group_id = ${groupId}
+      UNION
+      SELECT s.subgroup_id FROM user_group_subgroups s JOIN g ON s.group_id = g.id
+    )
+    SELECT id FROM g ORDER BY id`.execute(db);
+  return result.rows.map((r) => Number(r.id));
+}
+
+/** Every group above this one, through any depth (not the group itself). */
+export async function listRecursiveSupergroups(db: Q, groupId: number): Promise<number[]> {
+  const result = await sql<{ id: number }>`
+    WITH RECURSIVE g(id) AS (
+      SELECT group_id FROM user_group_subgroups WHERE subgroup_id = ${groupId}
+      UNION
+      SELECT s.group_id FROM user_group_subgroups s JOIN g ON s.subgroup_id = g.id
+    )
+    SELECT id FROM g ORDER BY id`.execute(db);
+  return result.rows.map((r) => Number(r.id));
+}
+
+/** Named groups the user is a direct member of (for announcing a reactivation). */
+export async function listNamedGroupsOfMember(db: Q, userId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('user_group_members as m')
+    .innerJoin('user_groups as g', 'g.id', 'm.group_id')
+    .select('m.group_id')
+    .where('m.user_id', '=', userId)
+    .where('g.name', 'is not', null)
+    .orderBy('m.group_id')
+    .execute();
+  return rows.map((r) => r.group_id);
+}

@@ -792,6 +792,16 @@ describe('DELETE /users/{user_id}', () => {
         },
         users: without(everyone(), t.fx.member2, t.fx.guest),
       },
+      // Users who are not told of the deactivation still see the user leave its groups.
+      {
+        event: {
+          type: 'user_group',
+          op: 'remove_members',
+          group_id: await groupId('role:fullmembers'),
+          user_ids: [t.fx.member2.id],
+        },
+        users: [t.fx.guest.id],
+      },
       {
         event: {
           type: 'realm_user',
@@ -870,6 +880,16 @@ describe('POST /users/{user_id}/reactivate', () => {
         },
         users: [...everyone(), t.fx.deactivated.id].sort((a, b) => a - b),
       },
+      // Deactivated users are hidden from group member lists; reactivation shows them again.
+      {
+        event: {
+          type: 'user_group',
+          op: 'add_members',
+          group_id: await groupId('role:fullmembers'),
+          user_ids: [t.fx.deactivated.id],
+        },
+        users: [...everyone(), t.fx.deactivated.id].sort((a, b) => a - b),
+      },
     ]);
     const me = await as('deactivated').get('/users/me');
     assert.equal(me.status, 200);
@@ -891,6 +911,15 @@ describe('POST /users/{user_id}/reactivate', () => {
           type: 'realm_user',
           op: 'update',
           person: { user_id: t.fx.bot.id, is_active: true },
+        },
+        users: everyone(),
+      },
+      {
+        event: {
+          type: 'user_group',
+          op: 'add_members',
+          group_id: await groupId('role:fullmembers'),
+          user_ids: [t.fx.bot.id],
         },
         users: everyone(),
       },

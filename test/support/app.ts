@@ -11,6 +11,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import type { AppContext } from '../../src/context.ts';
 import { LocalBus, type EventBus } from '../../src/events/bus.ts';
 import { memoryFileStore, type FileStore } from '../../src/infra/files.ts';
+import { memoryMailer, type Mailer } from '../../src/infra/mailer.ts';
 import { argon2Hasher } from '../../src/infra/passwords.ts';
 import { closeContext, createContext } from '../../src/server.ts';
 import { openPostgres, openSqlite, type Store } from '../../src/store/db.ts';
@@ -131,6 +132,8 @@ export interface TestAppOptions {
   shareStoreWith?: TestApp;
   /** Uploaded files; the shared app's, else an empty store in memory (tests never write to ./data). */
   files?: FileStore;
+  /** Outgoing email; an in-memory mailer by default. */
+  mailer?: Mailer;
 }
 
 export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -149,6 +152,8 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     migrated: true,
     bus: opts.bus,
     files: opts.files ?? shared?.ctx.files ?? memoryFileStore(),
+    // Tests never write to ./data: mail is kept in memory.
+    mailer: opts.mailer ?? memoryMailer(),
     log: pino({ level: process.env.PARLEY_TEST_LOG_LEVEL || 'silent' }),
   });
   const app = await buildApp(ctx);

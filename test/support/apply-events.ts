@@ -7,6 +7,9 @@ import { applyMessageEvent } from './message-events.ts';
 import { applyFlagEvent } from './flag-events.ts';
 import { applyDraftsFoldersEvent, applyDraftsSetting } from './drafts-folders-events.ts';
 import { applyPreferenceEvent, renameInMutedTopics } from './preference-events.ts';
+import { applyUserGroupEvent, dropDeactivatedFromGroups } from './user-group-events.ts';
+import { applyEmojiInviteEvent } from './emoji-invite-events.ts';
+import { applyProfileFieldValue, applyUserRecordEvent } from './user-record-events.ts';
 
 export type State = Record<string, unknown>;
 type Person = Record<string, unknown> & { user_id: number };
@@ -308,12 +311,13 @@ export function applyEvent(state: State, e: Record<string, unknown>, opts: Apply
       return;
     case 'presence':
       return applyPresence(state, e);
-    // No section holds group data yet; clients keep group membership from user_group events.
     case 'user_group':
-      return;
+      return applyUserGroupEvent(state, e);
     case 'realm':
       return applyRealm(state, e);
     case 'realm_user':
+      applyProfileFieldValue(state, e);
+      dropDeactivatedFromGroups(state, e);
       return applyRealmUser(state, e, opts);
     case 'realm_bot':
       return applyRealmBot(state, e);
@@ -362,6 +366,8 @@ export function applyEvent(state: State, e: Record<string, unknown>, opts: Apply
       applyDraftsFoldersEvent(state, e);
       return;
     default:
+      if (applyUserRecordEvent(state, e)) return;
+      if (applyEmojiInviteEvent(state, e)) return;
       throw new Error(`applyEvent does not know event type ${String(e.type)}`);
   }
 }

@@ -8,6 +8,9 @@ import { MESSAGE_EVENT_SHAPES } from './message-events.ts';
 import { FLAG_EVENT_SHAPES } from './flag-events.ts';
 import { DRAFTS_FOLDERS_EVENT_SHAPES } from './drafts-folders-events.ts';
 import { PREFERENCE_EVENT_SHAPES } from './preference-events.ts';
+import { EMOJI_INVITE_EVENT_SHAPES } from './emoji-invite-events.ts';
+import { USER_RECORD_EVENT_SHAPES } from './user-record-events.ts';
+import { USER_GROUP_EVENT_SHAPES } from './user-group-events.ts';
 
 const Id = Type.Integer({ minimum: 0 });
 const UserId = Type.Integer({ minimum: 1 });
@@ -372,6 +375,9 @@ const SHAPES: Record<string, TSchema[]> = {
   ...FLAG_EVENT_SHAPES,
   ...DRAFTS_FOLDERS_EVENT_SHAPES,
   ...PREFERENCE_EVENT_SHAPES,
+  ...EMOJI_INVITE_EVENT_SHAPES,
+  ...USER_RECORD_EVENT_SHAPES,
+  ...USER_GROUP_EVENT_SHAPES,
   delete_message: [
     event('delete_message', {
       message_ids: Type.Array(Type.Integer()),

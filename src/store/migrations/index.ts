@@ -6,6 +6,9 @@ import * as m0002 from './0002_chat.ts';
 import * as m0003 from './0003_bot_settings.ts';
 import * as m0004 from './0004_drafts_folders.ts';
 import * as m0005 from './0005_presence.ts';
+import * as m0006 from './0006_emoji_invites.ts';
+import * as m0007 from './0007_user_records.ts';
+import * as m0008 from './0008_outgoing_webhooks.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
@@ -15,6 +18,9 @@ const MIGRATIONS: Array<[string, Up]> = [
   ['0003_bot_settings', m0003.up],
   ['0004_drafts_folders', m0004.up],
   ['0005_presence', m0005.up],
+  ['0006_emoji_invites', m0006.up],
+  ['0007_user_records', m0007.up],
+  ['0008_outgoing_webhooks', m0008.up],
 ];
 
 export async function migrateToLatest(
