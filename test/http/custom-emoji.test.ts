@@ -8,10 +8,10 @@ import { memoryFileStore } from '../../src/infra/files.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import type { Client } from '../support/client.ts';
 import { registerQueue } from '../support/events.ts';
-import { ROLE_KEYS } from '../support/fixture.ts';
 import { animated, COLORS, noisePng, pixel, pngClaiming, solidPng } from '../support/images.ts';
 import { sendToChannel } from '../support/messages.ts';
 import { captureNotices, ids, type NoticeLog } from '../support/notices.ts';
+import { callerFor, err, EVERY_CALLER, OK, UNAUTHORIZED, type Who } from '../support/callers.ts';
 
 let t: TestApp;
 let bus: NoticeLog;
@@ -25,20 +25,7 @@ afterEach(async () => {
   await t.close();
 });
 
-type Who = (typeof ROLE_KEYS)[number] | 'member2' | 'badKey' | 'noAuth';
-const EVERY_CALLER: Who[] = [...ROLE_KEYS, 'badKey', 'noAuth'];
-function as(who: Who): Client {
-  if (who === 'noAuth') return t.as(null);
-  if (who === 'badKey') return t.as({ email: t.fx.member.email, api_key: 'Z'.repeat(32) });
-  return t.as(t.fx[who]);
-}
-const err = (msg: string, code = 'BAD_REQUEST') => ({ result: 'error', msg, code });
-const OK = { result: 'success', msg: '' };
-const UNAUTHORIZED: Partial<Record<Who, Record<string, unknown>>> = {
-  deactivated: err('Account is deactivated', 'UNAUTHORIZED'),
-  badKey: err('Invalid API key', 'UNAUTHORIZED'),
-  noAuth: err('Missing authorization header for basic auth', 'UNAUTHORIZED'),
-};
+const as = (who: Who): Client => callerFor(t, who);
 const INSUFFICIENT = err('Insufficient permission', 'UNAUTHORIZED_PRINCIPAL');
 const everyone = () =>
   ids(t.fx.owner, t.fx.admin, t.fx.moderator, t.fx.member, t.fx.member2, t.fx.guest, t.fx.bot);

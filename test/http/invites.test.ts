@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { memoryMailer } from '../../src/infra/mailer.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import type { Client } from '../support/client.ts';
-import { ROLE_KEYS } from '../support/fixture.ts';
 import { T0, useClock } from '../support/messages.ts';
 import { captureNotices, ids, type NoticeLog } from '../support/notices.ts';
+import { callerFor, err, EVERY_CALLER, OK, UNAUTHORIZED, type Who } from '../support/callers.ts';
 
 let t: TestApp;
 let bus: NoticeLog;
@@ -24,20 +24,7 @@ afterEach(async () => {
   await t.close();
 });
 
-type Who = (typeof ROLE_KEYS)[number] | 'member2' | 'badKey' | 'noAuth';
-const EVERY_CALLER: Who[] = [...ROLE_KEYS, 'badKey', 'noAuth'];
-function as(who: Who): Client {
-  if (who === 'noAuth') return t.as(null);
-  if (who === 'badKey') return t.as({ email: t.fx.member.email, api_key: 'Z'.repeat(32) });
-  return t.as(t.fx[who]);
-}
-const err = (msg: string, code = 'BAD_REQUEST') => ({ result: 'error', msg, code });
-const OK = { result: 'success', msg: '' };
-const UNAUTHORIZED: Partial<Record<Who, Record<string, unknown>>> = {
-  deactivated: err('Account is deactivated', 'UNAUTHORIZED'),
-  badKey: err('Invalid API key', 'UNAUTHORIZED'),
-  noAuth: err('Missing authorization header for basic auth', 'UNAUTHORIZED'),
-};
+const as = (who: Who): Client => callerFor(t, who);
 const GUEST = err('Not allowed for guest users');
 const BOT = err('This endpoint does not accept bot requests.');
 const INSUFFICIENT = err('Insufficient permission', 'UNAUTHORIZED_PRINCIPAL');

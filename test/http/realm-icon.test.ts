@@ -14,7 +14,6 @@ import { getRealmById, updateRealm } from '../../src/store/realms.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import type { Client } from '../support/client.ts';
 import { registerQueue } from '../support/events.ts';
-import { ROLE_KEYS } from '../support/fixture.ts';
 import {
   animated,
   COLORS,
@@ -26,6 +25,7 @@ import {
 } from '../support/images.ts';
 import { captureNotices, ids, type NoticeLog } from '../support/notices.ts';
 import { ALL_VIEWERS, ok, runContract } from '../contract/harness.ts';
+import { callerFor, err, EVERY_CALLER, OK, UNAUTHORIZED, type Who } from '../support/callers.ts';
 
 let t: TestApp;
 let bus: NoticeLog;
@@ -39,20 +39,7 @@ afterEach(async () => {
   await t.close();
 });
 
-type Who = (typeof ROLE_KEYS)[number] | 'badKey' | 'noAuth';
-const EVERY_CALLER: Who[] = [...ROLE_KEYS, 'badKey', 'noAuth'];
-function as(who: Who): Client {
-  if (who === 'noAuth') return t.as(null);
-  if (who === 'badKey') return t.as({ email: t.fx.member.email, api_key: 'Z'.repeat(32) });
-  return t.as(t.fx[who]);
-}
-const err = (msg: string, code = 'BAD_REQUEST') => ({ result: 'error', msg, code });
-const OK = { result: 'success', msg: '' };
-const UNAUTHORIZED: Partial<Record<Who, Record<string, unknown>>> = {
-  deactivated: err('Account is deactivated', 'UNAUTHORIZED'),
-  badKey: err('Invalid API key', 'UNAUTHORIZED'),
-  noAuth: err('Missing authorization header for basic auth', 'UNAUTHORIZED'),
-};
+const as = (who: Who): Client => callerFor(t, who);
 const MUST_BE_ADMIN = err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL');
 const ONE_ICON = err('You must upload exactly one icon.');
 const NOT_FOUND = err('Not Found');

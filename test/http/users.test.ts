@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import type { Client } from '../support/client.ts';
-import { ROLE_KEYS, type FixtureUser } from '../support/fixture.ts';
+import type { FixtureUser } from '../support/fixture.ts';
 import { captureNotices, ids, type NoticeLog } from '../support/notices.ts';
+import { callerFor, err, EVERY_CALLER, OK, UNAUTHORIZED, type Who } from '../support/callers.ts';
 
 let t: TestApp;
 let bus: NoticeLog;
@@ -19,27 +20,7 @@ afterEach(async () => {
   await t.close();
 });
 
-type Who = (typeof ROLE_KEYS)[number] | 'member2' | 'badKey' | 'noAuth';
-const EVERY_CALLER: Who[] = [...ROLE_KEYS, 'badKey', 'noAuth'];
-
-function as(who: Who): Client {
-  if (who === 'noAuth') return t.as(null);
-  if (who === 'badKey') return t.as({ email: t.fx.member.email, api_key: 'Z'.repeat(32) });
-  return t.as(t.fx[who]);
-}
-
-const err = (msg: string, code = 'BAD_REQUEST', extra: Record<string, unknown> = {}) => ({
-  result: 'error',
-  msg,
-  code,
-  ...extra,
-});
-const OK = { result: 'success', msg: '' };
-const UNAUTHORIZED: Partial<Record<Who, Record<string, unknown>>> = {
-  deactivated: err('Account is deactivated', 'UNAUTHORIZED'),
-  badKey: err('Invalid API key', 'UNAUTHORIZED'),
-  noAuth: err('Missing authorization header for basic auth', 'UNAUTHORIZED'),
-};
+const as = (who: Who): Client => callerFor(t, who);
 const mustBeAdmin = err('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL');
 const mustBeOwner = err('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL');
 const insufficient = err('Insufficient permission');
