@@ -15,6 +15,7 @@ import {
   type SubscriptionProperty,
 } from '../lib/channel-settings.ts';
 import { badRequest, mustBeOwner } from '../lib/errors.ts';
+import { NEW_CHANNELS_TOPIC, newChannelsAnnouncement } from '../lib/messages.ts';
 import { readRealmSettings } from '../lib/realm-settings.ts';
 import { isAdmin, isGuest, isOwner } from '../lib/roles.ts';
 import * as channelsStore from '../store/channels.ts';
@@ -36,8 +37,10 @@ import {
 import { checkChannelFolderId } from './channel-folders.ts';
 import { addDefaultChannelIn } from './default-channels.ts';
 import type { GroupSettingValue } from './group-settings.ts';
+import { notificationBot } from './message-reports.ts';
+import { sendInternalChannelMessage } from './messages.ts';
 import { hasRealmPermission } from './permissions.ts';
-import { withTransaction } from './transaction.ts';
+import { withTransaction, type Work } from './transaction.ts';
 import { accessUserByEmail, accessUserById } from './users.ts';
 
 export interface SubscriptionRequest {
@@ -213,6 +216,7 @@ export async function subscribe(
     if (p.is_default_stream) {
       for (const c of created) await addDefaultChannelIn(work, actor.realm, c);
     }
+    if (p.announce) await announceCreatedChannels(ctx, work, actor, created);
     const channels = [...authorized, ...created];
     for (const r of requests.values()) {
       const c = channels.find((x) => x.name_key === r.name.toLowerCase());
@@ -225,6 +229,34 @@ export async function subscribe(
     already_subscribed: namesByUser(result.already),
     ...(p.authorization_errors_fatal ? {} : { unauthorized: unauthorized.map((c) => c.name) }),
   };
+}
+
+/**
+ * The Notification Bot's post about new public channels in the organization's announcement
+ * channel, when one is set. Private channels are never announced: their names are theirs.
+ */
+async function announceCreatedChannels(
+  ctx: AppContext,
+  work: Work,
+  actor: Actor,
+  created: ChannelRow[],
+): Promise<void> {
+  const names = created.filter((c) => c.invite_only === 0).map((c) => c.name);
+  const targetId = readRealmSettings(actor.realm.settings).new_stream_announcements_stream_id;
+  if (names.length === 0 || typeof targetId !== 'number' || targetId === -1) return;
+  const target = await channelsStore.getChannel(work.db, actor.realm.id, targetId);
+  // A deleted or archived announcement channel means no announcements, as with reports.
+  if (!target || target.is_archived === 1) return;
+  const bot = await notificationBot(ctx, work, actor.realm);
+  await sendInternalChannelMessage(
+    ctx,
+    work,
+    actor.realm,
+    bot,
+    target,
+    NEW_CHANNELS_TOPIC,
+    newChannelsAnnouncement(actor.user, names),
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 // Message reports: the reasons a user may give, and the Markdown of the report that the
 // Notification Bot posts into the moderation request channel.
+import { silentMention } from './messages.ts';
 
 /** Report reasons with the labels the report shows (also the register's report types). */
 export const REPORT_REASONS = {
@@ -30,9 +31,6 @@ export interface ReportInput {
   /** The message's channel and topic, or null for a direct message. */
   channel: { name: string; topic: string } | null;
 }
-
-/** A silent mention: names the user without notifying them. */
-const silentMention = (u: ReportPerson): string => `@_**${u.full_name}|${u.id}**`;
 
 /** A ```quote block that no backtick run inside the text can close early. */
 function quoteBlock(text: string): string {

@@ -12,6 +12,24 @@ export const RESOLVED_TOPIC_PREFIX = '✔ ';
 export const LEGACY_EMPTY_TOPIC = '(no topic)';
 export const MAX_MESSAGES_PER_FETCH = 5000;
 
+/** A silent mention: names the user in a notice without notifying them. */
+export const silentMention = (u: { id: number; full_name: string }): string =>
+  `@_**${u.full_name}|${u.id}**`;
+
+/** The topic of the Notification Bot's new-channel announcements. */
+export const NEW_CHANNELS_TOPIC = 'new channels';
+
+/** The announcement of channels someone created, linking each. */
+export function newChannelsAnnouncement(
+  creator: { id: number; full_name: string },
+  channelNames: string[],
+): string {
+  const links = channelNames.map((n) => `#**${n}**`).join(', ');
+  return channelNames.length > 1
+    ? `${silentMention(creator)} created the following channels: ${links}.`
+    : `${silentMention(creator)} created a new channel ${links}.`;
+}
+
 const cut = (text: string, max: number, marker: string): string => {
   const chars = [...text];
   if (chars.length <= max) return text;

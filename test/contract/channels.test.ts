@@ -126,6 +126,27 @@ test('POST /users/me/subscriptions: creating a private channel for others', asyn
   });
 });
 
+test('POST /users/me/subscriptions: a new channel announced by the Notification Bot', async () => {
+  await runContract({
+    // Everyone sees the new channel and general's post; administrators also see the bot.
+    changes: EVERYONE,
+    setup: async (t) => {
+      await ok(
+        t
+          .as(t.fx.admin)
+          .patch('/realm', { new_stream_announcements_stream_id: t.fx.channels.general.id }),
+      );
+    },
+    act: (t) =>
+      ok(
+        t.as(t.fx.member).post('/users/me/subscriptions', {
+          subscriptions: [{ name: 'ideas' }],
+          announce: true,
+        }),
+      ),
+  });
+});
+
 test('DELETE /users/me/subscriptions: leaving a public channel', async () => {
   await runContract({
     changes: ALL_BUT_GUEST,

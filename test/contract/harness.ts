@@ -30,12 +30,12 @@ const ALL_CAPABILITIES = Object.fromEntries(CLIENT_CAPABILITIES.map((c) => [c, t
 export const CLIENT_FORMS: Record<string, Record<string, unknown>> = {
   modern: { client_capabilities: ALL_CAPABILITIES, apply_markdown: true },
   legacy: { client_gravatar: false },
-  /** A modern client keeping subscriber lists; cases opt in with `forms`. */
+  /** A modern client keeping subscriber lists. */
   subscribers: { client_capabilities: ALL_CAPABILITIES, include_subscribers: true },
 };
 
 /** The forms a case registers in unless it names its own. */
-export const DEFAULT_FORMS = ['modern', 'legacy'];
+export const DEFAULT_FORMS = ['modern', 'legacy', 'subscribers'];
 
 export interface ContractCase {
   /** Viewers whose snapshot this action changes; every other viewer's must stay equal. */

@@ -183,7 +183,7 @@ function removeChannel(state: State, key: (typeof CHANNEL_LISTS)[number], stream
   return gone;
 }
 
-function applyStream(state: State, e: Obj): void {
+function applyStream(state: State, e: Obj, opts: ApplyOptions): void {
   if (e.op === 'create') {
     for (const channel of e.streams as Obj[]) {
       const id = channel.stream_id as number;
@@ -196,7 +196,12 @@ function applyStream(state: State, e: Obj): void {
         const known = (['subscriptions', 'unsubscribed', 'never_subscribed'] as const).some((k) =>
           (state[k] as Obj[]).some((o) => o.stream_id === id),
         );
-        if (!known) (state.never_subscribed as Obj[]).push(structuredClone(channel));
+        // A client keeping subscriber lists starts this one empty: peer_add fills it.
+        if (!known) {
+          const copy = structuredClone(channel);
+          if (opts.includeSubscribers) copy.subscribers = [];
+          (state.never_subscribed as Obj[]).push(copy);
+        }
       }
     }
   } else if (e.op === 'delete') {
@@ -242,6 +247,10 @@ function applySubscription(state: State, e: Obj, opts: ApplyOptions): void {
   } else if (e.op === 'remove') {
     for (const { stream_id: id } of e.subscriptions as Obj[]) {
       for (const sub of removeChannel(state, 'subscriptions', id as number)) {
+        // No peer_remove comes to the leaving user: their own list drops them here.
+        if (Array.isArray(sub.subscribers)) {
+          sub.subscribers = (sub.subscribers as number[]).filter((u) => u !== state.user_id);
+        }
         (state.unsubscribed as Obj[]).push(sub);
       }
       for (const o of channelObjects(state, id as number)) {
@@ -256,17 +265,21 @@ function applySubscription(state: State, e: Obj, opts: ApplyOptions): void {
     const users = e.user_ids as number[];
     const sign = e.op === 'peer_add' ? 1 : -1;
     for (const id of e.stream_ids as number[]) {
-      for (const o of channelObjects(state, id)) {
-        // A client with the subscriber list counts it; one without adds up the changes.
-        if (Array.isArray(o.subscribers)) {
-          const set = new Set(o.subscribers as number[]);
-          for (const u of users) {
-            if (sign > 0) set.add(u);
-            else set.delete(u);
-          }
-          o.subscribers = [...set].sort((a, b) => a - b);
-          o.subscriber_count = set.size;
-        } else {
+      const copies = channelObjects(state, id);
+      // A client with the subscriber list counts it, for every copy of the channel (the
+      // peer_add that fills a newly visible channel's list names users already counted);
+      // one without adds up the changes.
+      const listed = copies.find((o) => Array.isArray(o.subscribers));
+      if (listed) {
+        const set = new Set(listed.subscribers as number[]);
+        for (const u of users) {
+          if (sign > 0) set.add(u);
+          else set.delete(u);
+        }
+        listed.subscribers = [...set].sort((a, b) => a - b);
+        for (const o of copies) o.subscriber_count = set.size;
+      } else {
+        for (const o of copies) {
           o.subscriber_count = (o.subscriber_count as number) + sign * users.length;
         }
       }
@@ -323,7 +336,7 @@ export function applyEvent(state: State, e: Record<string, unknown>, opts: Apply
       return applyRealmBot(state, e);
     case 'stream':
       renameInMutedTopics(state, e);
-      return applyStream(state, e);
+      return applyStream(state, e, opts);
     case 'subscription':
       return applySubscription(state, e, opts);
     case 'default_streams':
