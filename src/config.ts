@@ -2,9 +2,23 @@
 // start; a bad value stops the start with one line naming the variable.
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { isValidEmail } from './lib/validation.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL';
+
+/** starttls: upgrade a plain connection (required, never skipped); tls: implicit TLS; none: plain text. */
+export type SmtpSecurity = 'starttls' | 'tls' | 'none';
+
+export interface SmtpConfig {
+  host: string;
+  port: number;
+  security: SmtpSecurity;
+  /** null = no AUTH. */
+  auth: { user: string; password: string } | null;
+  /** The From header and envelope sender; name is an optional display name. */
+  from: { name: string | null; address: string };
+}
 
 export interface RateLimitConfig {
   max: number;
@@ -43,6 +57,8 @@ export interface Config {
   canAccessAllUsersGroupLimitsPresence: boolean;
   /** Process identity, part of every queue id. */
   nodeId: string;
+  /** null = outgoing mail is appended to <dataDir>/mail.log instead of sent. */
+  smtp: SmtpConfig | null;
 }
 
 export class ConfigError extends Error {}
@@ -104,12 +120,11 @@ const HOST_NAME_RE =
   /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 /** An IP address (IPv6 with or without brackets) or a DNS host name. */
-function readHost(env: Env): string {
-  const raw = env.PARLEY_HOST || '127.0.0.1';
+function readHost(name: string, raw: string): string {
   const unbracketed = /^\[(.*)\]$/.exec(raw)?.[1] ?? raw;
   if (isIP(unbracketed) === 6) return unbracketed;
   if (unbracketed === raw && (isIP(raw) === 4 || HOST_NAME_RE.test(raw))) return raw;
-  throw new ConfigError(`PARLEY_HOST must be a host name or IP address (got "${raw}")`);
+  throw new ConfigError(`${name} must be a host name or IP address (got "${raw}")`);
 }
 
 /** Organizations live at the root and subdomains of this origin, so it has no path. */
@@ -135,8 +150,79 @@ function readNodeId(env: Env): string {
   return raw;
 }
 
+const SMTP_SECURITIES: SmtpSecurity[] = ['starttls', 'tls', 'none'];
+const SMTP_OPTIONAL = [
+  'PARLEY_SMTP_PORT',
+  'PARLEY_SMTP_SECURITY',
+  'PARLEY_SMTP_USER',
+  'PARLEY_SMTP_PASSWORD',
+  'PARLEY_SMTP_FROM',
+] as const;
+
+/** "address" or "Display Name <address>"; no control characters, which could end the header. */
+function readMailFrom(raw: string): SmtpConfig['from'] {
+  const angled = /^(.*)<([^<>]*)>\s*$/.exec(raw);
+  const name = angled ? angled[1].trim().replace(/^"(.*)"$/, '$1') : '';
+  const address = (angled ? angled[2] : raw).trim();
+  if (!isValidEmail(address) || /\p{Cc}/u.test(raw)) {
+    throw new ConfigError(
+      `PARLEY_SMTP_FROM must be an email address or "Name <address>" (got ${JSON.stringify(raw)})`,
+    );
+  }
+  return { name: name || null, address };
+}
+
+/**
+ * SMTP delivery when PARLEY_SMTP_HOST is set. The other SMTP settings are checked even
+ * without it, and setting one without the host is an error rather than silently unused.
+ * Error lines never show the password.
+ */
+function readSmtp(env: Env, externalUrl: URL): SmtpConfig | null {
+  const rawSecurity = env.PARLEY_SMTP_SECURITY || 'starttls';
+  const security = rawSecurity.toLowerCase() as SmtpSecurity;
+  if (!SMTP_SECURITIES.includes(security)) {
+    throw new ConfigError(
+      `PARLEY_SMTP_SECURITY must be starttls, tls or none (got "${rawSecurity}")`,
+    );
+  }
+  const port = readInt(env, 'PARLEY_SMTP_PORT', security === 'tls' ? 465 : 587, 1, 65535);
+  const user = env.PARLEY_SMTP_USER || '';
+  const password = env.PARLEY_SMTP_PASSWORD || '';
+  if (user && !password) {
+    throw new ConfigError('PARLEY_SMTP_USER is set but PARLEY_SMTP_PASSWORD is not');
+  }
+  if (password && !user) {
+    throw new ConfigError('PARLEY_SMTP_PASSWORD is set but PARLEY_SMTP_USER is not');
+  }
+  const from = env.PARLEY_SMTP_FROM ? readMailFrom(env.PARLEY_SMTP_FROM) : null;
+  const rawHost = env.PARLEY_SMTP_HOST;
+  if (rawHost === undefined || rawHost === '') {
+    const stray = SMTP_OPTIONAL.find((name) => env[name]);
+    if (stray) {
+      throw new ConfigError(
+        `${stray} is set but PARLEY_SMTP_HOST is not (without a host, mail goes to <data dir>/mail.log)`,
+      );
+    }
+    return null;
+  }
+  const host = readHost('PARLEY_SMTP_HOST', rawHost);
+  const externalHost = externalUrl.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (!from && (isIP(externalHost) !== 0 || !isValidEmail(`noreply@${externalHost}`))) {
+    throw new ConfigError(
+      `PARLEY_SMTP_FROM must be set: the default noreply@<host of the external URL> needs a domain name, not "${externalHost}"`,
+    );
+  }
+  return {
+    host,
+    port,
+    security,
+    auth: user ? { user, password } : null,
+    from: from ?? { name: null, address: `noreply@${externalHost.toLowerCase()}` },
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
-  const host = readHost(env);
+  const host = readHost('PARLEY_HOST', env.PARLEY_HOST || '127.0.0.1');
   const port = readInt(env, 'PARLEY_PORT', 9991, 0, 65535);
   const dataDir = resolve(env.PARLEY_DATA_DIR || './data');
   const database = readUrl(env, 'PARLEY_DATABASE_URL', ['postgres:', 'postgresql:']);
@@ -187,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
       false,
     ),
     nodeId: readNodeId(env),
+    smtp: readSmtp(env, externalUrl),
   };
 }
 
@@ -211,6 +298,8 @@ export const SETTING_NAMES = [
   'PARLEY_MAX_EVENTS_PER_QUEUE',
   'PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE',
   'PARLEY_NODE_ID',
+  'PARLEY_SMTP_HOST',
+  ...SMTP_OPTIONAL,
 ] as const;
 
 /** Variables read by the test and CI tooling rather than the server. */

@@ -245,6 +245,8 @@ async function stopServer(server: RunningServer): Promise<void> {
   } catch (err) {
     ctx.log.error({ err }, 'could not save event queues; clients will register again');
   }
+  // After the queues are saved, so a slow mail server cannot cost them the stop deadline.
+  await ctx.mailer.close?.();
   await ctx.store.close();
   ctx.log.info('Parley stopped');
 }

@@ -9,7 +9,7 @@ import { systemClock, type Clock } from './infra/clock.ts';
 import { diskFileStore, type FileStore } from './infra/files.ts';
 import { createHttpClient, type HttpClient } from './infra/http-client.ts';
 import { sharpImages, type Images } from './infra/images.ts';
-import { logFileMailer, type Mailer } from './infra/mailer.ts';
+import { logFileMailer, smtpMailer, type Mailer } from './infra/mailer.ts';
 import { argon2Hasher, type PasswordHasher } from './infra/passwords.ts';
 import { systemRandom, type Random } from './infra/random.ts';
 import { openPostgres, openSqlite, type Store } from './store/db.ts';
@@ -74,7 +74,11 @@ export async function createContext(
         userAgent: `Parley/${PARLEY_VERSION}`,
       }),
     passwords: overrides.passwords ?? argon2Hasher(),
-    mailer: overrides.mailer ?? logFileMailer(join(config.dataDir, 'mail.log')),
+    mailer:
+      overrides.mailer ??
+      (config.smtp
+        ? smtpMailer(config.smtp, log)
+        : logFileMailer(join(config.dataDir, 'mail.log'))),
     random,
     log,
   };
@@ -84,6 +88,7 @@ export async function createContext(
 
 export async function closeContext(ctx: AppContext): Promise<void> {
   await ctx.queues.shutdown();
+  await ctx.mailer.close?.();
   await ctx.bus.close();
   await ctx.http.close();
   await ctx.store.close();

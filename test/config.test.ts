@@ -40,6 +40,7 @@ test('defaults: SQLite under ./data on 127.0.0.1:9991', () => {
       maxEventsPerQueue: 10_000,
       canAccessAllUsersGroupLimitsPresence: false,
       nodeId: 'n',
+      smtp: null,
     },
   );
 });
@@ -65,6 +66,12 @@ test('every variable is read', () => {
     PARLEY_MAX_EVENTS_PER_QUEUE: '500',
     PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: 'yes',
     PARLEY_NODE_ID: 'web-1',
+    PARLEY_SMTP_HOST: 'smtp.example.com',
+    PARLEY_SMTP_PORT: '2525',
+    PARLEY_SMTP_SECURITY: 'TLS',
+    PARLEY_SMTP_USER: 'parley@example.com',
+    PARLEY_SMTP_PASSWORD: 'p4ss word',
+    PARLEY_SMTP_FROM: '"Parley Chat" <chat@example.com>',
   });
   assert.deepEqual(config, {
     host: '0.0.0.0',
@@ -89,6 +96,13 @@ test('every variable is read', () => {
     maxEventsPerQueue: 500,
     canAccessAllUsersGroupLimitsPresence: true,
     nodeId: 'web-1',
+    smtp: {
+      host: 'smtp.example.com',
+      port: 2525,
+      security: 'tls',
+      auth: { user: 'parley@example.com', password: 'p4ss word' },
+      from: { name: 'Parley Chat', address: 'chat@example.com' },
+    },
   });
 });
 
@@ -108,6 +122,48 @@ test('the external URL defaults to the listening address, IPv6 in brackets', () 
       .canAccessAllUsersGroupLimitsPresence,
     false,
   );
+});
+
+test('SMTP: the port follows the security, From defaults to noreply@ the external host', () => {
+  const smtp = (env: Record<string, string>) =>
+    loadConfig({ PARLEY_EXTERNAL_URL: 'https://Chat.Example.com', ...env }).smtp;
+  assert.deepEqual(smtp({ PARLEY_SMTP_HOST: 'mail.internal' }), {
+    host: 'mail.internal',
+    port: 587,
+    security: 'starttls',
+    auth: null,
+    from: { name: null, address: 'noreply@chat.example.com' },
+  });
+  assert.equal(smtp({ PARLEY_SMTP_HOST: 'h', PARLEY_SMTP_SECURITY: 'tls' })?.port, 465);
+  assert.equal(smtp({ PARLEY_SMTP_HOST: 'h', PARLEY_SMTP_SECURITY: 'none' })?.port, 587);
+  assert.equal(smtp({ PARLEY_SMTP_HOST: '[::1]', PARLEY_SMTP_PORT: '25' })?.host, '::1');
+  assert.deepEqual(smtp({ PARLEY_SMTP_HOST: 'h', PARLEY_SMTP_FROM: 'bot@example.com' })?.from, {
+    name: null,
+    address: 'bot@example.com',
+  });
+  assert.deepEqual(
+    smtp({ PARLEY_SMTP_HOST: 'h', PARLEY_SMTP_FROM: 'Zoë’s Chat <bot@example.com>' })?.from,
+    { name: 'Zoë’s Chat', address: 'bot@example.com' },
+  );
+  assert.equal(loadConfig({ PARLEY_SMTP_HOST: '' }).smtp, null);
+});
+
+test('SMTP without PARLEY_SMTP_FROM needs an external URL with a domain name', () => {
+  assert.throws(() => loadConfig({ PARLEY_SMTP_HOST: 'mail.internal' }), {
+    message:
+      'PARLEY_SMTP_FROM must be set: the default noreply@<host of the external URL> needs a domain name, not "127.0.0.1"',
+  });
+  assert.equal(
+    loadConfig({ PARLEY_SMTP_HOST: 'mail.internal', PARLEY_SMTP_FROM: 'a@example.com' }).smtp?.from
+      .address,
+    'a@example.com',
+  );
+});
+
+test('a bad SMTP password is never echoed', () => {
+  assert.throws(() => loadConfig({ PARLEY_SMTP_HOST: 'h', PARLEY_SMTP_PASSWORD: 'hunter2' }), {
+    message: 'PARLEY_SMTP_PASSWORD is set but PARLEY_SMTP_USER is not',
+  });
 });
 
 const BAD: Array<[string, string, string]> = [
@@ -177,6 +233,22 @@ const BAD: Array<[string, string, string]> = [
     'must be true or false (got "maybe")',
   ],
   ['PARLEY_NODE_ID', 'web:1', 'must be 1 to 32 letters, digits, "-" or "_" (got "web:1")'],
+  ['PARLEY_SMTP_HOST', 'smtp://mail', 'must be a host name or IP address (got "smtp://mail")'],
+  ['PARLEY_SMTP_PORT', '0', 'must be a whole number from 1 to 65535 (got "0")'],
+  [
+    'PARLEY_SMTP_PORT',
+    '25',
+    'is set but PARLEY_SMTP_HOST is not (without a host, mail goes to <data dir>/mail.log)',
+  ],
+  ['PARLEY_SMTP_SECURITY', 'ssl', 'must be starttls, tls or none (got "ssl")'],
+  ['PARLEY_SMTP_USER', 'parley', 'is set but PARLEY_SMTP_PASSWORD is not'],
+  ['PARLEY_SMTP_PASSWORD', 'secret', 'is set but PARLEY_SMTP_USER is not'],
+  ['PARLEY_SMTP_FROM', 'Parley', 'must be an email address or "Name <address>" (got "Parley")'],
+  [
+    'PARLEY_SMTP_FROM',
+    'Parley <a@b.c>\r\nBcc: x@y.z',
+    'must be an email address or "Name <address>" (got "Parley <a@b.c>\\r\\nBcc: x@y.z")',
+  ],
 ];
 
 for (const [name, value, message] of BAD) {
