@@ -8,6 +8,7 @@ import type { AppContext } from './context.ts';
 import { JsonableError } from './lib/errors.ts';
 import { handleFrameworkError, installErrorHandling, RouteTable } from './http/errors.ts';
 import { registerRoutes, type AnyRoute } from './http/route.ts';
+import { createRateLimiter } from './http/rate-limit.ts';
 import { PARLEY_VERSION } from './version.ts';
 import { serverRoutes } from './http/routes/server.ts';
 import { usersRoutes } from './http/routes/users.ts';
@@ -113,7 +114,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   const table = new RouteTable();
   installErrorHandling(app, table);
-  for (const area of ROUTE_AREAS) registerRoutes(app, ctx, table, area);
+  const limiter = await createRateLimiter(ctx);
+  app.addHook('onClose', async () => limiter.close());
+  for (const area of ROUTE_AREAS) registerRoutes(app, ctx, table, area, limiter);
   // Outside /api/v1, where clients expect the icon file.
   registerRealmIconFile(app, ctx, table);
   registerCustomEmojiFiles(app, ctx, table);

@@ -10,6 +10,7 @@ import { parseParams, type JsonSchema } from '../lib/params.ts';
 import type { RealmRow } from '../store/schema.ts';
 import { authenticate, realmForRequest } from './auth.ts';
 import type { RouteTable } from './errors.ts';
+import type { RateLimiter } from './rate-limit.ts';
 import { collectRawParams, type UploadedFile } from './request-params.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -76,6 +77,7 @@ export function registerRoutes(
   ctx: AppContext,
   table: RouteTable,
   routes: AnyRoute[],
+  limiter: RateLimiter,
 ): void {
   for (const spec of routes) {
     const url = `${API_PREFIX}${spec.url}`;
@@ -97,7 +99,11 @@ export function registerRoutes(
         ...(spec.auth === 'user' ? { security: [{ basicAuth: [] }] } : { security: [] }),
       },
       handler: async (request, reply) => {
-        const actor = spec.auth === 'user' ? await authenticate(ctx, request) : null;
+        const actor =
+          spec.auth === 'user'
+            ? await limiter.authenticate(request, reply, () => authenticate(ctx, request))
+            : null;
+        if (!actor) await limiter.admitAnonymous(request, reply);
         const realm = actor ? actor.realm : await realmForRequest(ctx, request);
         const raw = await collectRawParams(request, spec.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES);
         const path = pathSchema
@@ -109,16 +115,18 @@ export function registerRoutes(
         const parsed = paramsSchema
           ? parseParams<Record<string, unknown>>(paramsSchema, raw.values)
           : { values: {}, ignored: Object.keys(raw.values).sort() };
-        const result = await spec.handler({
-          ctx,
-          params: parsed.values,
-          path,
-          actor: actor as never,
-          realm,
-          files: raw.files,
-          request,
-          reply,
-        });
+        const run = () =>
+          spec.handler({
+            ctx,
+            params: parsed.values,
+            path,
+            actor: actor as never,
+            realm,
+            files: raw.files,
+            request,
+            reply,
+          });
+        const result = actor ? await run() : await limiter.runAnonymous(request, reply, run);
         if (isRaw(result)) {
           reply.code(result.status ?? 200).type(result.contentType);
           for (const [k, v] of Object.entries(result.headers ?? {})) reply.header(k, v);
