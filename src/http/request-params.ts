@@ -2,6 +2,7 @@
 // multipart or JSON), each key once, every value a string. Uploaded files are kept aside.
 import type { FastifyRequest } from 'fastify';
 import { badRequest, JsonableError } from '../lib/errors.ts';
+import { jsonDepth, MAX_JSON_DEPTH } from '../lib/params.ts';
 
 export interface UploadedFile {
   fieldname: string;
@@ -15,11 +16,29 @@ export interface RawParams {
   files: UploadedFile[];
 }
 
-function addValue(out: Record<string, string>, key: string, value: unknown): void {
+/** Form fields of a multipart body, together, are held to the limit of any other body (src/app.ts). */
+const MAX_MULTIPART_FIELD_BYTES = 1024 * 1024;
+
+function tooLarge(): JsonableError {
+  return new JsonableError('Request body too large', 'REQUEST_TOO_LARGE', 413);
+}
+
+function addValue(
+  out: Record<string, string>,
+  key: string,
+  value: unknown,
+  fromJson = false,
+): void {
   if (Object.hasOwn(out, key)) throw badRequest(`Parameter '${key}' was given more than once`);
-  if (Array.isArray(value)) throw badRequest(`Parameter '${key}' was given more than once`);
+  // The form and query parsers make a list of a repeated key; in a JSON body a list is a value.
+  if (Array.isArray(value) && !fromJson) {
+    throw badRequest(`Parameter '${key}' was given more than once`);
+  }
   if (typeof value === 'string') out[key] = value;
   else if (value === undefined) return;
+  // A JSON body's value is turned back into text for lib/params.ts; too deep a value
+  // would overflow the stack of JSON.stringify, so it is refused here with the same message.
+  else if (jsonDepth(value) > MAX_JSON_DEPTH) throw badRequest(`${key} is nested too deeply`);
   else out[key] = JSON.stringify(value);
 }
 
@@ -40,6 +59,7 @@ export async function collectRawParams(
   for (const [k, v] of Object.entries(query)) addValue(values, k, v);
 
   if (request.isMultipart()) {
+    let fieldBytes = 0;
     try {
       for await (const part of request.parts({
         limits: { fileSize: maxFileBytes, files: 4, fields: 200 },
@@ -53,6 +73,9 @@ export async function collectRawParams(
             data,
           });
         } else {
+          // Busboy cuts a field at fieldSize and says so: refuse rather than keep part of a value.
+          fieldBytes += Buffer.byteLength(String(part.value));
+          if (part.valueTruncated || fieldBytes > MAX_MULTIPART_FIELD_BYTES) throw tooLarge();
           addValue(
             values,
             part.fieldname,
@@ -79,7 +102,10 @@ export async function collectRawParams(
       throw new JsonableError('Unsupported Content-Type', 'UNSUPPORTED_MEDIA_TYPE', 415);
     if (typeof body !== 'object' || Array.isArray(body))
       throw badRequest('The request body must hold named parameters');
-    for (const [k, v] of Object.entries(body as Record<string, unknown>)) addValue(values, k, v);
+    const fromJson = /json/i.test(request.headers['content-type'] ?? '');
+    for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
+      addValue(values, k, v, fromJson);
+    }
   }
   for (const [k, v] of Object.entries(values)) checkText(k, v);
   return { values, files };
