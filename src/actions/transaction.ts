@@ -6,6 +6,7 @@
 // with the current sequence, and the new queue drops notices the snapshot already reflects.
 import type { AppContext } from '../context.ts';
 import type { Db, Tx } from '../store/db.ts';
+import { groupCommitFor } from './group-commit.ts';
 import { currentEventSeq, nextEventSeq } from '../store/realms.ts';
 import type { Notice, ParleyEvent } from '../events/types.ts';
 
@@ -40,7 +41,7 @@ export async function withTransaction<T>(
   fn: (work: Work) => Promise<T>,
 ): Promise<T> {
   const notices: Notice[] = [];
-  const result = await ctx.db.transaction().execute(async (trx) => {
+  const body = async (trx: Tx): Promise<T> => {
     const work: Work = {
       db: trx,
       emitOnCommit(event, users, extra) {
@@ -56,7 +57,12 @@ export async function withTransaction<T>(
     }
     checkpoint('before-commit');
     return value;
-  });
+  };
+  // SQLite has one writer: concurrent changes commit together, one sync for many (group-commit.ts).
+  const result =
+    ctx.store.dialect === 'sqlite'
+      ? await groupCommitFor(ctx.db).run(body)
+      : await ctx.db.transaction().execute(body);
   // The change is committed: a bus failure must not turn it into an error for the client.
   if (notices.length > 0) {
     await ctx.bus

@@ -1,0 +1,126 @@
+// Group commit (src/actions/group-commit.ts): concurrent changes on SQLite share one
+// transaction, each in its own savepoint, and are answered only after the shared commit.
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { GroupCommit } from '../../src/actions/group-commit.ts';
+import type { Tx } from '../../src/store/db.ts';
+import { buildTestApp, type TestApp } from '../support/app.ts';
+
+let t: TestApp;
+let gc: GroupCommit;
+let begun: number;
+beforeEach(async () => {
+  t = await buildTestApp();
+  await sql`create table gc_probe (id integer primary key, v text not null unique)`.execute(
+    t.ctx.db,
+  );
+  gc = new GroupCommit(t.ctx.db);
+  // Count the shared transactions the committer starts.
+  begun = 0;
+  const start = t.ctx.db.startTransaction.bind(t.ctx.db);
+  t.ctx.db.startTransaction = () => {
+    begun += 1;
+    return start();
+  };
+});
+afterEach(async () => {
+  await t.close();
+});
+
+const insert = (v: string) => async (trx: Tx) => {
+  await sql`insert into gc_probe (v) values (${v})`.execute(trx);
+  return v;
+};
+const stored = async () =>
+  (await sql<{ v: string }>`select v from gc_probe order by id`.execute(t.ctx.db)).rows.map(
+    (r) => r.v,
+  );
+
+/** A change that holds the writer until released: the others queue behind it. */
+function blocker(): { body: (trx: Tx) => Promise<string>; release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  return {
+    release,
+    body: async (trx) => {
+      await gate;
+      return insert('first')(trx);
+    },
+  };
+}
+
+describe(
+  'group commit',
+  { skip: process.env.PARLEY_TEST_DATABASE_URL ? 'SQLite only' : false },
+  () => {
+    test('changes that queue behind a commit share the next one, in order', async () => {
+      const first = blocker();
+      const a = gc.run(first.body);
+      const rest = ['b', 'c', 'd'].map((v) => gc.run(insert(v)));
+      first.release();
+      assert.deepEqual(await Promise.all([a, ...rest]), ['first', 'b', 'c', 'd']);
+      assert.deepEqual(await stored(), ['first', 'b', 'c', 'd']);
+      // The first ran alone; the three that waited for it were committed together.
+      assert.equal(begun, 1);
+    });
+
+    test('a failing change rolls back alone; the others of its batch are committed', async () => {
+      const first = blocker();
+      const a = gc.run(first.body);
+      const b = gc.run(insert('b'));
+      const failing = gc.run(async (trx) => {
+        await insert('half-done')(trx);
+        throw new Error('refused after a write');
+      });
+      const duplicate = gc.run(insert('b'));
+      const d = gc.run(insert('d'));
+      first.release();
+      assert.equal(await a, 'first');
+      assert.equal(await b, 'b');
+      await assert.rejects(failing, /refused after a write/);
+      await assert.rejects(duplicate, /UNIQUE constraint failed/);
+      assert.equal(await d, 'd');
+      assert.deepEqual(await stored(), ['first', 'b', 'd']);
+    });
+
+    test('no change of a batch is answered before its commit', async () => {
+      const first = blocker();
+      const a = gc.run(first.body);
+      let openAtAnswer: boolean | null = null;
+      const b = gc.run(insert('b')).then((v) => {
+        openAtAnswer = t.ctx.store.sqlite!.inTransaction;
+        return v;
+      });
+      const c = gc.run(insert('c'));
+      first.release();
+      await Promise.all([a, b, c]);
+      // The shared transaction was closed (committed) before b was answered.
+      assert.equal(openAtAnswer, false);
+    });
+
+    test('concurrent sends through HTTP all land, with their per-user rows', async () => {
+      const sends = Array.from({ length: 20 }, (_, i) =>
+        t.as(t.fx.member).post('/messages', {
+          type: 'stream',
+          to: t.fx.channels.general.id,
+          topic: 'load',
+          content: `message ${i}`,
+        }),
+      );
+      const answers = await Promise.all(sends);
+      const ids = answers.map((r) => {
+        assert.equal(r.status, 200, r.text);
+        return r.body.id as number;
+      });
+      assert.equal(new Set(ids).size, 20);
+      const rows = await t.ctx.db
+        .selectFrom('user_messages')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('message_id', 'in', ids)
+        .executeTakeFirstOrThrow();
+      // general has seven subscribers: the fixture's active users but the deactivated one.
+      assert.equal(Number(rows.n), 20 * 7);
+    });
+  },
+);
