@@ -23,6 +23,19 @@ export const QUEUES_FILE = 'event-queues.json';
 
 export const queuesFile = (config: Config): string => join(config.dataDir, QUEUES_FILE);
 
+// Fields of driver errors that quote the failed statement's values (PostgreSQL's detail and
+// where, ioredis's command with its arguments): message content or credentials, say.
+const QUOTING_ERROR_FIELDS = ['detail', 'where', 'internalQuery', 'parameters', 'command', 'args'];
+
+/** An error as the log keeps it: type, message, code and stack, without quoted values. */
+export function serializeErrorForLog(err: unknown): unknown {
+  const out = pino.stdSerializers.err(err as Error) as unknown;
+  if (typeof out !== 'object' || out === null) return out;
+  const kept: Record<string, unknown> = { ...out };
+  for (const field of QUOTING_ERROR_FIELDS) delete kept[field];
+  return kept;
+}
+
 /** Logs are JSON lines on stderr by default; stdout is left to what the commands print. */
 export function createLogger(
   config: Config,
@@ -32,6 +45,7 @@ export function createLogger(
     {
       level: config.logLevel,
       redact: ['req.headers.authorization', '*.password', '*.api_key'],
+      serializers: { err: serializeErrorForLog },
     },
     destination,
   );

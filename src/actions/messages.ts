@@ -36,7 +36,7 @@ import {
 import { renderMessage, renderingFlags, type MessageRendering } from './message-render.ts';
 import { enqueueOutgoingWebhooks } from './outgoing-webhooks.ts';
 import { hasRealmPermission, isUserInGroup } from './permissions.ts';
-import { withTransaction, type Work } from './transaction.ts';
+import { checkpoint, withTransaction, type Work } from './transaction.ts';
 import { accessibleUserIds } from './user-access.ts';
 
 export interface SendMessageParams {
@@ -393,6 +393,7 @@ async function deliverMessage(
     has_image: r.hasImage ? 1 : 0,
     has_attachment: r.hasAttachment ? 1 : 0,
   });
+  checkpoint('message-inserted');
   const readBySender = params.readBySender ?? defaultReadBySender(params.client);
   const alertWords = await messagesStore.listAlertWords(
     db,

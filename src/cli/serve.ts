@@ -17,13 +17,16 @@ export function addServeCommand(program: Command, kit: CommandKit): void {
         log.warn({ variable: name }, 'unknown PARLEY_ variable ignored (misspelt?)');
       }
       const server = await startServer(config, { log });
-      if (opts.json) kit.json(bannerJson(server));
-      else for (const line of bannerLines(server)) kit.line(line);
-      await untilStopped({
+      // Listen for the stop signals before the banner is out: whoever waits for it may
+      // signal at once, and an unhandled SIGTERM would kill the process without a stop.
+      const stopped = untilStopped({
         stop: server.stop,
         onStopSignal: kit.io.onStopSignal,
         exit: kit.io.exit,
         log,
       });
+      if (opts.json) kit.json(bannerJson(server));
+      else for (const line of bannerLines(server)) kit.line(line);
+      await stopped;
     });
 }

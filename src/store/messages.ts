@@ -161,11 +161,22 @@ export async function insertDirectRecipient(
   key: string,
   userIds: number[],
 ): Promise<RecipientRow> {
+  // Two first messages to one conversation may race (PostgreSQL runs them side by side):
+  // the loser waits for the winner's commit and takes its conversation.
   const recipient = await db
     .insertInto('recipients')
     .values({ realm_id: realmId, channel_id: null, direct_key: key })
+    .onConflict((oc) => oc.columns(['realm_id', 'direct_key']).doNothing())
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  if (!recipient) {
+    return db
+      .selectFrom('recipients')
+      .selectAll()
+      .where('realm_id', '=', realmId)
+      .where('direct_key', '=', key)
+      .executeTakeFirstOrThrow();
+  }
   await db
     .insertInto('direct_participants')
     .values(userIds.map((user_id) => ({ recipient_id: recipient.id, user_id })))
