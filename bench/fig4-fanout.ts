@@ -1,0 +1,267 @@
+// Figure 4, fan-out latency: one message to a channel of K subscribers, each with one parked
+// GET /events on its own connection, against a bare node:http server that parks K requests
+// and answers them all on one trigger. During the largest fan-out, the server's event-loop
+// delay and a GET /server_settings probe at 100/s.
+import {
+  authOf,
+  progress,
+  seedAndStart,
+  type BenchOptions,
+  type FigureResult,
+  type Parley,
+} from './lib/common.ts';
+import {
+  collect,
+  createQueues,
+  pollPath,
+  settle,
+  startLatencyProbe,
+  type Collected,
+  type Poller,
+  type ProbeResult,
+} from './lib/fanout.ts';
+import { closeAll, HttpConn, openMany, type Resp } from './lib/poller.ts';
+import type { ProbeStats } from './lib/probe.ts';
+import { watchCpu, type CpuWindow } from './lib/proc.ts';
+import { startFloor, type Server } from './lib/servers.ts';
+import { median, percentile, round, summarise, type Pair } from './lib/stats.ts';
+import { sendBody } from './fig2-send.ts';
+
+export interface FanoutRound {
+  collected: Collected;
+  p99: number;
+  last: number;
+  window: CpuWindow;
+  loop: ProbeStats['loop'];
+  probe?: ProbeResult;
+  /** Server CPU seconds from the trigger until the last response arrived. */
+  deliveryCpu: number;
+  sample?: string;
+}
+
+export interface FanoutTarget {
+  server: Server;
+  /** One poller per receiver (Parley); the floor needs only the auth. */
+  pollers: Poller[];
+  trigger: { auth: string; body: (n: number) => string };
+  parley: boolean;
+}
+
+let sendNo = 0;
+
+/** Park one poll per receiver, trigger one send, collect every response. */
+export async function fanoutRound(
+  t: FanoutTarget,
+  k: number,
+  withProbe: boolean,
+): Promise<FanoutRound> {
+  const conns = await openMany(t.server.port, k);
+  const sender = await HttpConn.open(t.server.port);
+  try {
+    const polls: Array<Promise<Resp>> = conns.map((c, i) => {
+      const p = t.pollers[i];
+      return c.request('GET', pollPath(p), p.auth);
+    });
+    await settle(t.server);
+    await t.server.probe('reset');
+    const stopProbe = withProbe ? await startLatencyProbe(t.server, 100) : null;
+    if (stopProbe) await new Promise((r) => setTimeout(r, 300));
+    const close = watchCpu({ server: t.server.pid, bench: process.pid });
+    const cpu0 = (await t.server.probe('stats')).cpuSeconds;
+    const t0 = performance.now();
+    const sent = sender.request(
+      'POST',
+      '/api/v1/messages',
+      t.trigger.auth,
+      t.trigger.body(sendNo++),
+    );
+    let sample: string | undefined;
+    const collected = await collect(
+      polls,
+      () => t0,
+      (r, i) => {
+        if (!t.parley) return true;
+        const body = JSON.parse(r.body.toString()) as {
+          events?: Array<{ id: number; type: string }>;
+        };
+        const events = body.events ?? [];
+        if (events.length !== 1 || events[0].type !== 'message') return false;
+        t.pollers[i].lastEventId = events[0].id;
+        sample ??= r.body.toString();
+        return true;
+      },
+      60_000,
+    );
+    const after = await t.server.probe('stats');
+    const window = close();
+    const sendResp = await sent;
+    if (sendResp.status !== 200) collected.errors++;
+    const probe = stopProbe ? await stopProbe() : undefined;
+    return {
+      collected,
+      p99: percentile(collected.latencies, 99),
+      last: Math.max(0, ...collected.latencies),
+      window,
+      loop: after.loop,
+      probe,
+      deliveryCpu: after.cpuSeconds - cpu0,
+      sample,
+    };
+  } finally {
+    closeAll(conns);
+    sender.close();
+  }
+}
+
+/**
+ * K users, one queue each, and one channel per size: channel i has the first sizes[i]
+ * users, so a send to it reaches exactly those queues.
+ */
+export async function fanoutFixture(
+  sizes: number[],
+): Promise<{ parley: Parley; pollers: Poller[] }> {
+  const users = Math.max(...sizes);
+  const parley = await seedAndStart('fanout', {
+    users,
+    channels: sizes.map((k) => ({
+      name: `fanout-${k}`,
+      subscribers: Array.from({ length: k }, (_, i) => i),
+    })),
+  });
+  progress(`fanout: creating ${users} queues`);
+  const pollers = await createQueues(parley.server, parley.seeded.users);
+  return { parley, pollers };
+}
+
+function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: FanoutRound }>) {
+  const pairs: Pair[] = rounds.map((r) => ({
+    ratio: r.parley.p99 / r.floor.p99,
+    disturbed: r.floor.window.disturbed || r.parley.window.disturbed,
+  }));
+  const s = summarise(pairs);
+  const bad = rounds.reduce(
+    (n, r) =>
+      n +
+      r.parley.collected.errors +
+      r.parley.collected.dropped +
+      r.parley.collected.wrong +
+      r.floor.collected.errors +
+      r.floor.collected.dropped,
+    0,
+  );
+  const fmt = (x: number) => round(x, 1);
+  const result: FigureResult = {
+    figure: k > 1000 ? '4b' : '4a',
+    title: `fan-out to K=${k} parked polls, p99 vs bare floor`,
+    metric: 'p99 latency ratio (lower is better)',
+    value: round(s.median),
+    min: round(s.min),
+    max: round(s.max),
+    target: '<= 1.5',
+    pass: s.median <= 1.5 && bad === 0,
+    pairs: s.pairs,
+    discarded: s.discarded,
+    notes: [
+      `p99 ms floor ${rounds.map((r) => fmt(r.floor.p99)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.p99)).join('/')}; last receiver Parley ${rounds.map((r) => fmt(r.parley.last)).join('/')} ms`,
+      `errors/dropped/wrong responses: ${bad}`,
+    ],
+    detail: {
+      rounds: rounds.map((r) => ({
+        floor: {
+          p99: fmt(r.floor.p99),
+          last: fmt(r.floor.last),
+          cpu: r.floor.deliveryCpu,
+          loop: r.floor.loop,
+        },
+        parley: {
+          p99: fmt(r.parley.p99),
+          last: fmt(r.parley.last),
+          cpu: r.parley.deliveryCpu,
+          loop: r.parley.loop,
+          probe: r.parley.probe,
+          collected: { ...r.parley.collected, latencies: undefined },
+        },
+        disturbed: r.floor.window.disturbed || r.parley.window.disturbed,
+        foreign: [round(r.floor.window.foreignShare, 2), round(r.parley.window.foreignShare, 2)],
+      })),
+    },
+  };
+  return result;
+}
+
+export async function figure4(opts: BenchOptions): Promise<FigureResult[]> {
+  const sizes = opts.quick ? [1000, 5000] : [1000, 10_000];
+  const kMax = sizes[1];
+  const { parley, pollers } = await fanoutFixture(sizes);
+  const floor = await startFloor('fanout-floor', {});
+  try {
+    const ownerAuth = authOf(parley.seeded.users[0]);
+    floor.send({ op: 'set', auth: '' });
+    const targets = (channel: number) => {
+      const trigger = { auth: ownerAuth, body: sendBody(channel) };
+      return {
+        parley: { server: parley.server, pollers, trigger, parley: true } as FanoutTarget,
+        floor: { server: floor, pollers, trigger, parley: false } as FanoutTarget,
+      };
+    };
+    // Warm up both, and give the floor Parley's response body to answer with.
+    const small = targets(parley.seeded.channels[0].id);
+    const warm = await fanoutRound(small.parley, sizes[0], false);
+    if (warm.sample) floor.send({ op: 'set', key: 'event', body: warm.sample });
+    await fanoutRound(small.floor, sizes[0], false);
+    const out: FigureResult[] = [];
+    const loopRows: Array<{ loop: ProbeStats['loop']; probe?: ProbeResult; disturbed: boolean }> =
+      [];
+    for (const [ci, k] of sizes.entries()) {
+      const { floor: floorTarget, parley: parleyTarget } = targets(parley.seeded.channels[ci].id);
+      progress(`fanout: K=${k}, ${opts.rounds} rounds`);
+      const rounds: Array<{ floor: FanoutRound; parley: FanoutRound }> = [];
+      for (let i = 0; i < opts.rounds; i++) {
+        const f = await fanoutRound(floorTarget, k, false);
+        const p = await fanoutRound(parleyTarget, k, k === kMax);
+        rounds.push({ floor: f, parley: p });
+        if (k === kMax) {
+          loopRows.push({ loop: p.loop, probe: p.probe, disturbed: p.window.disturbed });
+        }
+      }
+      out.push(summariseK(k, rounds));
+    }
+    const clean = loopRows.filter((r) => !r.disturbed);
+    const used = clean.length > 0 ? clean : loopRows;
+    const loopP99 = median(used.map((r) => r.loop.p99));
+    const probeP99 = median(used.map((r) => r.probe?.p99 ?? NaN));
+    const probeErrors = used.reduce((n, r) => n + (r.probe?.errors ?? 0), 0);
+    out.push({
+      figure: '4c',
+      title: `event-loop delay during K=${kMax} fan-out`,
+      metric: 'loop delay p99 ms (median of rounds)',
+      value: round(loopP99, 1),
+      min: round(Math.min(...used.map((r) => r.loop.p99)), 1),
+      max: round(Math.max(...used.map((r) => r.loop.p99)), 1),
+      target: '<= 20',
+      pass: loopP99 <= 20,
+      pairs: clean.length,
+      discarded: loopRows.length - clean.length,
+      notes: [`loop max ms ${used.map((r) => round(r.loop.max, 1)).join('/')}`],
+    });
+    out.push({
+      figure: '4d',
+      title: `GET /server_settings at 100/s during K=${kMax} fan-out`,
+      metric: 'probe p99 ms (median of rounds)',
+      value: round(probeP99, 1),
+      min: round(Math.min(...used.map((r) => r.probe?.p99 ?? NaN)), 1),
+      max: round(Math.max(...used.map((r) => r.probe?.p99 ?? NaN)), 1),
+      target: '<= 25',
+      pass: probeP99 <= 25 && probeErrors === 0,
+      pairs: clean.length,
+      discarded: loopRows.length - clean.length,
+      notes: [
+        `probe errors ${probeErrors}; window: from 300 ms before the send until the last receiver has its response`,
+      ],
+    });
+    return out;
+  } finally {
+    await floor.stop();
+    await parley.server.stop();
+  }
+}

@@ -1,0 +1,63 @@
+// The floor: a bare node:http server doing the least the same request needs (check a Basic
+// credential, answer a canned body of Parley's size; for GET /events park the request and
+// answer every parked one when POST /messages arrives). Started by servers.ts.
+import { createServer, type ServerResponse } from 'node:http';
+import './probe.ts';
+
+const bodies: Record<string, string> = {
+  me: '{"result":"success","msg":""}',
+  event: '{"result":"success","msg":"","events":[]}',
+  send: '{"result":"success","msg":"","id":1}',
+};
+let auth = '';
+const parked = new Set<ServerResponse>();
+
+process.on('message', (m: { op?: string; key?: string; body?: string; auth?: string }) => {
+  if (m?.op === 'set' && m.key && typeof m.body === 'string') bodies[m.key] = m.body;
+  if (m?.op === 'set' && typeof m.auth === 'string') auth = m.auth;
+});
+process.channel?.unref();
+
+function send(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+const server = createServer((req, res) => {
+  const url = req.url ?? '';
+  if (url === '/ready') return send(res, 200, '{}');
+  if (auth && req.headers.authorization !== auth) return send(res, 401, '{"result":"error"}');
+  if (req.method === 'GET' && url.startsWith('/api/v1/users/me')) return send(res, 200, bodies.me);
+  if (req.method === 'GET' && url.startsWith('/api/v1/events')) {
+    parked.add(res);
+    res.on('close', () => parked.delete(res));
+    return;
+  }
+  if (req.method === 'POST' && url.startsWith('/api/v1/messages')) {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      // Read the form like a server must, then answer every parked poll in one loop.
+      new URLSearchParams(Buffer.concat(chunks).toString());
+      const waiting = [...parked];
+      parked.clear();
+      for (const r of waiting) send(r, 200, bodies.event);
+      send(res, 200, bodies.send);
+    });
+    return;
+  }
+  send(res, 404, '{"result":"error"}');
+});
+server.keepAliveTimeout = 600_000;
+server.headersTimeout = 0;
+server.requestTimeout = 0;
+server.maxHeadersCount = 100;
+server.listen(Number(process.env.BENCH_FLOOR_PORT), '127.0.0.1');
+process.on('SIGTERM', () => {
+  server.close();
+  server.closeAllConnections();
+  process.exit(0);
+});

@@ -1,0 +1,66 @@
+// Preloaded into every server the bench starts (Parley and the floors, `--import`): it
+// answers the bench over the IPC channel with the event-loop delay histogram, CPU and
+// memory, so Parley needs no bench-only code of its own.
+import { createRequire } from 'node:module';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+export interface ProbeStats {
+  loop: { p50: number; p99: number; max: number; mean: number; count: number };
+  cpuSeconds: number;
+  rss: number;
+  heapUsed: number;
+  /** SQLite statements prepared so far: Kysely's driver prepares one per query it runs. */
+  sqlitePrepares: number;
+}
+
+let prepares = 0;
+try {
+  // Count statements where the server loads better-sqlite3 from (the project's copy).
+  const Database = createRequire(`${process.cwd()}/package.json`)('better-sqlite3') as {
+    prototype: { prepare(...args: unknown[]): unknown };
+  };
+  const prepare = Database.prototype.prepare;
+  Database.prototype.prepare = function (this: unknown, ...args: unknown[]) {
+    prepares++;
+    return prepare.apply(this, args);
+  };
+} catch {
+  // No better-sqlite3 here: the count stays 0.
+}
+
+const histogram = monitorEventLoopDelay({ resolution: 5 });
+histogram.enable();
+
+const ms = (ns: number): number => ns / 1e6;
+
+function stats(): ProbeStats {
+  const cpu = process.cpuUsage();
+  const mem = process.memoryUsage();
+  return {
+    loop: {
+      p50: ms(histogram.percentile(50)),
+      p99: ms(histogram.percentile(99)),
+      max: ms(histogram.max),
+      mean: ms(histogram.mean),
+      count: histogram.count,
+    },
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    rss: mem.rss,
+    heapUsed: mem.heapUsed,
+    sqlitePrepares: prepares,
+  };
+}
+
+if (process.send) {
+  process.on('message', (msg: { op?: string; id?: number }) => {
+    if (msg?.op === 'reset') histogram.reset();
+    if (msg?.op === 'gc') {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      gc?.();
+      gc?.();
+    }
+    process.send!({ id: msg?.id, stats: stats() });
+  });
+  // The channel must not keep a stopped server alive.
+  process.channel?.unref();
+}

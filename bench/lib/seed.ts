@@ -1,0 +1,124 @@
+// Seed a data directory before its server starts: the default organization and its owner
+// through the same action as `parley create-realm`, then many members and their
+// subscriptions straight through the store, in one transaction each. (Creating 10,000 users
+// one by one through the API announces each to everyone already there: quadratic, and not
+// what these figures measure.) Reads the spec from BENCH_SEED_FILE, writes the credentials
+// to <spec.out>. Run by the bench as a child process with the server's PARLEY_* settings.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadConfig } from '../../src/config.ts';
+import { openContext } from '../../src/main.ts';
+import { closeContext } from '../../src/server.ts';
+import { createOrganization } from '../../src/actions/bootstrap.ts';
+import { doCreateChannel } from '../../src/actions/channels.ts';
+import { withTransaction } from '../../src/actions/transaction.ts';
+import { ROLE, systemGroupForRole } from '../../src/lib/roles.ts';
+import { readUserSettings, writeUserSettings } from '../../src/lib/user-settings.ts';
+import * as channelsStore from '../../src/store/channels.ts';
+import * as groupsStore from '../../src/store/user-groups.ts';
+import * as usersStore from '../../src/store/users.ts';
+
+export interface SeedSpec {
+  /** Users including the owner (index 0). */
+  users: number;
+  /** Each channel's subscribers as user indexes; 'all' for everyone. */
+  channels: Array<{ name: string; subscribers: number[] | 'all' }>;
+  out: string;
+}
+
+export interface SeedUser {
+  id: number;
+  email: string;
+  apiKey: string;
+}
+
+export interface Seeded {
+  realmId: number;
+  users: SeedUser[];
+  channels: Array<{ id: number; name: string }>;
+}
+
+const KEY_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+function apiKey(i: number): string {
+  let s = '';
+  for (let j = 0; j < 32; j++) s += KEY_CHARS[(i * 7919 + j * 104729 + j * j * 31) % 62];
+  return `${s.slice(0, 24)}${String(i).padStart(8, '0')}`;
+}
+
+async function seed(spec: SeedSpec): Promise<Seeded> {
+  const ctx = await openContext(loadConfig());
+  try {
+    const { realm, owner } = await createOrganization(ctx, {
+      name: 'Bench',
+      stringId: '',
+      ownerEmail: 'owner@bench.test',
+      ownerFullName: 'Bench Owner',
+      ownerPassword: null,
+    });
+    const users: SeedUser[] = [
+      { id: owner.id, email: owner.delivery_email, apiKey: owner.api_key },
+    ];
+    const settings = writeUserSettings(readUserSettings('{}'));
+    await withTransaction(ctx, realm.id, async (work) => {
+      const groups = await groupsStore.listSystemGroups(work.db, realm.id);
+      const members = groups.find((g) => g.name === systemGroupForRole(ROLE.member))!.id;
+      const ids: number[] = [];
+      for (let i = 1; i < spec.users; i++) {
+        const email = `user${i}@bench.test`;
+        const key = apiKey(i);
+        const row = await usersStore.insertUser(work.db, {
+          realm_id: realm.id,
+          email,
+          delivery_email: email,
+          full_name: `Bench User ${i}`,
+          role: ROLE.member,
+          is_active: 1,
+          is_bot: 0,
+          bot_type: null,
+          bot_owner_id: null,
+          api_key: key,
+          password_hash: null,
+          date_joined: Math.floor(Date.now() / 1000),
+          avatar_source: 'G',
+          avatar_version: 1,
+          settings,
+        });
+        ids.push(row.id);
+        users.push({ id: row.id, email, apiKey: key });
+      }
+      for (let i = 0; i < ids.length; i += 500) {
+        await groupsStore.addGroupMembers(work.db, members, ids.slice(i, i + 500));
+      }
+    });
+    const channels: Seeded['channels'] = [];
+    await withTransaction(ctx, realm.id, async (work) => {
+      for (const c of spec.channels) {
+        const row = await doCreateChannel(ctx, work, realm, owner, { name: c.name });
+        channels.push({ id: row.id, name: row.name });
+        const subs = c.subscribers === 'all' ? users.map((_, i) => i) : c.subscribers;
+        for (const i of subs) {
+          await channelsStore.upsertSubscription(work.db, {
+            user_id: users[i].id,
+            channel_id: row.id,
+            active: 1,
+            is_muted: 0,
+            pin_to_top: 0,
+            color: '#76ce90',
+            desktop_notifications: null,
+            audible_notifications: null,
+            push_notifications: null,
+            email_notifications: null,
+            wildcard_mentions_notify: null,
+          });
+        }
+      }
+    });
+    return { realmId: realm.id, users, channels };
+  } finally {
+    await closeContext(ctx);
+  }
+}
+
+const spec = JSON.parse(readFileSync(process.env.BENCH_SEED_FILE!, 'utf8')) as SeedSpec;
+const seeded = await seed(spec);
+writeFileSync(spec.out, JSON.stringify(seeded));

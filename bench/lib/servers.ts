@@ -1,0 +1,204 @@
+// Children the bench starts: Parley servers, floor servers and one-shot scripts. Every one
+// is registered so that a failure or Ctrl-C stops them all; servers run pinned to the
+// server core with the probe preloaded.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { ProbeStats } from './probe.ts';
+import { serverPinPrefix } from './proc.ts';
+
+export const ROOT = resolve(import.meta.dirname, '..', '..');
+export const WORK_DIR = join(ROOT, 'bench', '.work');
+export const RESULTS_DIR = join(ROOT, 'bench', 'results');
+const PROBE = join(ROOT, 'bench', 'lib', 'probe.ts');
+
+const children = new Set<ChildProcess>();
+
+/** Kill whatever is still running (errors, Ctrl-C). */
+export function killAll(): void {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  children.clear();
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => res(port));
+    });
+  });
+}
+
+/** A fresh directory under bench/.work, removed by removeWorkDir. */
+export function freshDir(name: string): string {
+  const dir = join(WORK_DIR, `${name}-${process.pid}-${Date.now().toString(36)}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export function removeWorkDir(): void {
+  rmSync(WORK_DIR, { recursive: true, force: true });
+}
+
+export interface Server {
+  name: string;
+  pid: number;
+  port: number;
+  base: string;
+  /** Ask the probe: 'stats' reads, 'reset' clears the loop histogram, 'gc' collects first. */
+  probe(op: 'stats' | 'reset' | 'gc'): Promise<ProbeStats>;
+  /** A message for the server itself (the floor takes its canned bodies this way). */
+  send(msg: Record<string, unknown>): void;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+function wrapServer(name: string, child: ChildProcess, port: number): Server {
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    if (err.length < 20_000) err += d.toString();
+  });
+  child.stdout?.resume();
+  let nextId = 0;
+  const pending = new Map<number, (s: ProbeStats) => void>();
+  child.on('message', (m: { id: number; stats: ProbeStats }) => {
+    pending.get(m.id)?.(m.stats);
+    pending.delete(m.id);
+  });
+  return {
+    name,
+    pid: child.pid!,
+    port,
+    base: `http://127.0.0.1:${port}`,
+    probe(op) {
+      const id = ++nextId;
+      return new Promise((res, rej) => {
+        const t = setTimeout(() => rej(new Error(`${name}: probe ${op} timed out`)), 30_000);
+        pending.set(id, (s) => {
+          clearTimeout(t);
+          res(s);
+        });
+        child.send({ op, id });
+      });
+    },
+    send: (msg) => child.send(msg),
+    stderr: () => err,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((res) => child.once('exit', () => res()));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(t);
+      children.delete(child);
+    },
+  };
+}
+
+function spawnNode(args: string[], env: Record<string, string>, withIpc: boolean): ChildProcess {
+  // Raise the open-file limit to the hard limit where allowed, then pin and run node.
+  const cmd = [...serverPinPrefix(), process.execPath, ...args]
+    .map((a) => `'${a.replace(/'/g, `'\\''`)}'`)
+    .join(' ');
+  const child = spawn('sh', ['-c', `ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec ${cmd}`], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: withIpc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+async function waitReady(server: Server, path: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new Error(`${server.name} exited at start:\n${server.stderr().slice(-3000)}`);
+    }
+    try {
+      const res = await fetch(server.base + path);
+      await res.arrayBuffer();
+      if (res.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${server.name} did not start in 90 s:\n${server.stderr().slice(-3000)}`);
+}
+
+const profileArgs = (): string[] =>
+  process.env.PARLEY_BENCH_PROFILE === '1'
+    ? ['--cpu-prof', `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles')}`]
+    : [];
+
+/** `node --import tsx src/cli.ts serve` on a data directory the caller seeded. */
+export async function startParley(
+  name: string,
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<Server> {
+  const port = await freePort();
+  const child = spawnNode(
+    [
+      '--expose-gc',
+      ...profileArgs(),
+      '--import',
+      'tsx',
+      '--import',
+      PROBE,
+      join(ROOT, 'src', 'cli.ts'),
+      'serve',
+    ],
+    {
+      PARLEY_DATA_DIR: dataDir,
+      PARLEY_PORT: String(port),
+      PARLEY_HOST: '127.0.0.1',
+      PARLEY_RATE_LIMIT: 'off',
+      PARLEY_LOG_LEVEL: 'warn',
+      ...env,
+    },
+    true,
+  );
+  const server = wrapServer(name, child, port);
+  await waitReady(server, '/api/v1/server_settings', child);
+  return server;
+}
+
+/** The bare node:http floor (floor-server.ts) with the given canned bodies. */
+export async function startFloor(name: string, env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawnNode(
+    ['--expose-gc', '--import', 'tsx', join(ROOT, 'bench', 'lib', 'floor-server.ts')],
+    { BENCH_FLOOR_PORT: String(port), ...env },
+    true,
+  );
+  const server = wrapServer(name, child, port);
+  await waitReady(server, '/ready', child);
+  return server;
+}
+
+/** Run a node script (tsx) to completion, pinned to the server core; returns its stdout. */
+export async function runScript(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<string> {
+  const child = spawnNode(['--import', 'tsx', join(ROOT, script), ...args], env, false);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => {
+    if (err.length < 20_000) err += d.toString();
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((res) => child.once('exit', (c) => res(c)));
+  clearTimeout(timer);
+  if (code !== 0) throw new Error(`${script} failed (${code}):\n${err.slice(-3000)}`);
+  return out;
+}

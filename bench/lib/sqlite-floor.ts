@@ -1,0 +1,72 @@
+// The SQLite floor of figure 2: raw better-sqlite3 on a copy of Parley's seeded database
+// (same schema, indexes and foreign keys), with Parley's pragmas, inserting one message and
+// one row per subscriber in each transaction for a fixed time. Prints {tx, seconds}.
+// Usage: sqlite-floor.ts <live db> <copy path> <channel id> <sender id> <synchronous> <seconds>
+import { existsSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
+
+const [live, copy, channelArg, senderArg, synchronous, secondsArg] = process.argv.slice(2);
+const channelId = Number(channelArg);
+const senderId = Number(senderArg);
+
+if (!existsSync(copy)) {
+  const src = new Database(live, { readonly: true });
+  src.prepare('VACUUM INTO ?').run(copy);
+  src.close();
+}
+const db = new Database(copy);
+db.pragma('journal_mode = WAL');
+db.pragma(`synchronous = ${synchronous}`);
+db.pragma('foreign_keys = ON');
+db.pragma('busy_timeout = 5000');
+
+const channel = db
+  .prepare('SELECT realm_id, recipient_id FROM channels WHERE id = ?')
+  .get(channelId) as {
+  realm_id: number;
+  recipient_id: number;
+};
+const subscribers = (
+  db
+    .prepare('SELECT user_id FROM subscriptions WHERE channel_id = ? AND active = 1')
+    .all(channelId) as Array<{ user_id: number }>
+).map((r) => r.user_id);
+const insertMessage = db.prepare(
+  `INSERT INTO messages (realm_id, recipient_id, channel_id, sender_id, topic, content,
+     rendered_content, date_sent, sending_client, is_me_message, last_edit_time,
+     last_moved_time, edit_history, has_link, has_image, has_attachment)
+   VALUES (?, ?, ?, ?, 'bench', ?, ?, ?, 'bench', 0, NULL, NULL, NULL, 0, 0, 0)`,
+);
+const insertUserMessage = db.prepare(
+  'INSERT INTO user_messages (user_id, message_id, flags) VALUES (?, ?, ?)',
+);
+const send = db.transaction((n: number) => {
+  const content = `Benchmark message ${n}: the quick brown fox jumps over the lazy dog while the team reviews the release notes, checks the dashboards and agrees on the rollout plan for today.`;
+  const { lastInsertRowid } = insertMessage.run(
+    channel.realm_id,
+    channel.recipient_id,
+    channelId,
+    senderId,
+    content,
+    `<p>${content}</p>`,
+    Math.floor(Date.now() / 1000),
+  );
+  for (const u of subscribers) insertUserMessage.run(u, lastInsertRowid, u === senderId ? 1 : 0);
+});
+
+const seconds = Number(secondsArg);
+const t0 = performance.now();
+let tx = 0;
+while (performance.now() - t0 < seconds * 1000 && tx < 10_000_000) send(tx++);
+const elapsed = (performance.now() - t0) / 1000;
+db.close();
+if (process.env.BENCH_FLOOR_KEEP !== '1') rmSync(copy, { force: true });
+const cpu = process.cpuUsage();
+console.log(
+  JSON.stringify({
+    tx,
+    seconds: elapsed,
+    subscribers: subscribers.length,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+  }),
+);

@@ -1,0 +1,52 @@
+// Small statistics: percentiles, and the floor/Parley ratio summary every figure reports.
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export interface RatioSummary {
+  /** Median of the pairwise ratios of undisturbed pairs. */
+  median: number;
+  min: number;
+  max: number;
+  pairs: number;
+  /** Pairs left out because a run of the pair was disturbed by foreign load or steal. */
+  discarded: number;
+}
+
+export interface Pair {
+  ratio: number;
+  disturbed: boolean;
+}
+
+/**
+ * Summarise pairs; if every pair was disturbed, summarise them all and say so (pairs 0).
+ * Pairs with a run that completed nothing are discarded like disturbed ones.
+ */
+export function summarise(pairs: Pair[]): RatioSummary {
+  // A run that completed nothing gives a ratio of 0, Infinity or NaN: never a measurement.
+  const valid = pairs.filter((p) => Number.isFinite(p.ratio) && p.ratio > 0);
+  const clean = valid.filter((p) => !p.disturbed).map((p) => p.ratio);
+  const used = clean.length > 0 ? clean : valid.map((p) => p.ratio);
+  return {
+    median: median(used),
+    min: Math.min(...used),
+    max: Math.max(...used),
+    pairs: clean.length,
+    discarded: pairs.length - clean.length,
+  };
+}
+
+export const round = (x: number, digits = 3): number =>
+  Number.isFinite(x) ? Number(x.toFixed(digits)) : x;
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
