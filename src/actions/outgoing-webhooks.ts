@@ -56,8 +56,12 @@ export async function enqueueOutgoingWebhooks(
     trigger = 'direct_message';
   } else {
     if (mentionedUserIds.length === 0) return;
+    const channel = await channelsStore.getChannel(db, realm.id, message.channel_id);
+    // A private channel's messages reach no one who is not subscribed: a mentioned bot
+    // outside it would post them to its owner's URL.
+    const subscribed = new Set(recipients.map((u) => u.id));
     bots = (await usersStore.listUsersByIds(db, realm.id, [...mentionedUserIds])).filter(
-      isOutgoingBot,
+      (b) => isOutgoingBot(b) && (channel?.invite_only !== 1 || subscribed.has(b.id)),
     );
     trigger = 'mention';
   }

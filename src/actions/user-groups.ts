@@ -31,6 +31,7 @@ import {
 } from './group-settings.ts';
 import { hasRealmPermission, isUserInGroup } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
+import { canAccessUser } from './user-access.ts';
 
 export const MAX_USER_GROUP_NAME_LENGTH = 100;
 const RESERVED_PREFIXES = ['@', 'role:', 'user:', 'stream:', 'channel:'];
@@ -443,6 +444,10 @@ export async function isUserGroupMember(
   const group = await accessGroup(ctx.db, actor.realm, groupId);
   const user = await usersStore.getUserById(ctx.db, actor.realm.id, userId);
   if (!user) throw badRequest('No such user');
+  // A guest limited to the users they share conversations with learns nothing of others.
+  if (!(await canAccessUser(ctx.db, actor.realm, actor.user, user))) {
+    throw badRequest('Insufficient permission');
+  }
   if (!user.is_active) return false;
   if (directOnly) return (await groups.listDirectMembers(ctx.db, group.id)).includes(user.id);
   return isUserInGroup(ctx.db, user, group.id);
