@@ -19,6 +19,7 @@ import { unixNow } from '../infra/clock.ts';
 import * as channelsStore from '../store/channels.ts';
 import type { Q } from '../store/db.ts';
 import * as messagesStore from '../store/messages.ts';
+import * as mutedUsersStore from '../store/muted-users.ts';
 import type { ChannelRow, MessageRow, RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
 import {
@@ -399,10 +400,13 @@ async function deliverMessage(
     db,
     recipients.map((u) => u.id),
   );
+  // A message from someone the recipient muted arrives read, as muting marked the older ones.
+  const muters = await mutedUsersStore.listMuterIds(db, sender.id);
   const flags = new Map<number, number>();
   for (const u of recipients) {
     let bits = renderingFlags(rendering, u.id, alertWords.get(u.id), participants.has(u.id));
     if (u.id === sender.id && readBySender) bits |= FLAG_BITS.read;
+    if (muters.has(u.id)) bits |= FLAG_BITS.read;
     flags.set(u.id, bits);
   }
   await messagesStore.insertUserMessages(

@@ -28,6 +28,16 @@ export async function isMuted(db: Q, userId: number, mutedUserId: number): Promi
   return row !== undefined;
 }
 
+/** Who has muted this user. */
+export async function listMuterIds(db: Q, mutedUserId: number): Promise<Set<number>> {
+  const rows = await db
+    .selectFrom('muted_users')
+    .select('user_id')
+    .where('muted_user_id', '=', mutedUserId)
+    .execute();
+  return new Set(rows.map((r) => r.user_id));
+}
+
 export async function insertMutedUser(
   db: Q,
   userId: number,

@@ -103,6 +103,21 @@ describe('muted users', () => {
     ]);
   });
 
+  test('new messages from a muted sender arrive read for the muter only, until unmuted', async () => {
+    await mute(t.fx.member, t.fx.member2.id);
+    await log.take();
+    const channelMsg = await sendToChannel(t, t.fx.member2, t.fx.channels.general, 't', 'hi');
+    const dm = await sendDirect(t, t.fx.member2, [t.fx.member], 'psst');
+    const read = async (id: number, who: FixtureUser) =>
+      ((await rowsOf(t, id))[who.id] & FLAG_BITS.read) === FLAG_BITS.read;
+    assert.equal(await read(channelMsg, t.fx.member), true);
+    assert.equal(await read(channelMsg, t.fx.owner), false);
+    assert.equal(await read(dm, t.fx.member), true);
+    await unmute(t.fx.member, t.fx.member2.id);
+    const later = await sendDirect(t, t.fx.member2, [t.fx.member], 'again');
+    assert.equal(await read(later, t.fx.member), false);
+  });
+
   test('errors', async () => {
     const cases: Array<[() => ReturnType<typeof mute>, number, Record<string, unknown>]> = [
       [() => mute(t.fx.member, t.fx.member.id), 400, error('Cannot mute self')],
