@@ -9,6 +9,7 @@ import * as m0005 from './0005_presence.ts';
 import * as m0006 from './0006_emoji_invites.ts';
 import * as m0007 from './0007_user_records.ts';
 import * as m0008 from './0008_outgoing_webhooks.ts';
+import * as m0009 from './0009_muted_by.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
@@ -21,6 +22,7 @@ const MIGRATIONS: Array<[string, Up]> = [
   ['0006_emoji_invites', m0006.up],
   ['0007_user_records', m0007.up],
   ['0008_outgoing_webhooks', m0008.up],
+  ['0009_muted_by', m0009.up],
 ];
 
 export async function migrateToLatest(
