@@ -227,6 +227,29 @@ function failureOf(err: HttpFailure): Failure {
   };
 }
 
+/**
+ * After an attempt failed unexpectedly (a bug, the database, not the bot's server): try
+ * again later like a timeout, at most MAX_RETRIES times, then drop the delivery rather than
+ * retry it forever. Returns whether it will be tried again.
+ */
+export async function recordUnexpectedDeliveryFailure(
+  ctx: AppContext,
+  row: OutgoingWebhookDeliveryRow,
+): Promise<boolean> {
+  if (row.attempts < MAX_RETRIES) {
+    const wait = RETRY_BACKOFF_SECONDS[row.attempts] ?? RETRY_BACKOFF_SECONDS.at(-1)!;
+    await deliveriesStore.rescheduleDelivery(
+      ctx.db,
+      row.id,
+      row.attempts + 1,
+      unixNow(ctx.clock) + wait,
+    );
+    return true;
+  }
+  await deliveriesStore.deleteDelivery(ctx.db, row.id);
+  return false;
+}
+
 /** One attempt at one delivery the worker has claimed. */
 export async function processOutgoingWebhook(
   ctx: AppContext,

@@ -3,7 +3,10 @@
 // attempts at a time. Sending a message never waits for it.
 import type { AppContext } from '../context.ts';
 import { unixNow } from '../infra/clock.ts';
-import { processOutgoingWebhook } from '../actions/outgoing-webhooks.ts';
+import {
+  processOutgoingWebhook,
+  recordUnexpectedDeliveryFailure,
+} from '../actions/outgoing-webhooks.ts';
 import * as deliveriesStore from '../store/outgoing-webhooks.ts';
 
 export interface OutgoingWebhookWorkerOptions {
@@ -52,8 +55,11 @@ export function createOutgoingWebhookWorker(
         try {
           await processOutgoingWebhook(ctx, row);
         } catch (err) {
-          // The lease expires and the delivery is attempted again.
-          ctx.log.error({ err, delivery: row.id }, 'outgoing webhook delivery failed');
+          const again = await recordUnexpectedDeliveryFailure(ctx, row).catch(() => true);
+          ctx.log.error(
+            { err, delivery: row.id, attempts: row.attempts + 1, willRetry: again },
+            'outgoing webhook delivery failed',
+          );
         }
       }
     };

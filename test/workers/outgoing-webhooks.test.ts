@@ -710,3 +710,40 @@ test('the worker keeps at most its concurrency of requests in flight', async () 
     await s.close();
   }
 });
+
+test('an unexpected failure is retried like a timeout, then dropped: never forever', async () => {
+  const s = await setup(json({ content: 'never reached' }));
+  const { t, bot } = s;
+  try {
+    // Not an HTTP failure: a bug or a broken dependency inside the attempt.
+    t.ctx.http.post = async () => {
+      throw new Error('unexpected');
+    };
+    const id = await sendToChannel(
+      t,
+      t.fx.member,
+      t.fx.channels.general,
+      'bug',
+      '@**Echo Bot** hi',
+    );
+    let now = T0;
+    for (const [attempts, wait] of [
+      [1, 1],
+      [2, 2],
+      [3, 4],
+    ]) {
+      assert.equal(await s.run(), 1);
+      now += wait;
+      assert.deepEqual(await pending(t), [
+        { bot_id: bot.id, message_id: id, trigger: 'mention', attempts, next_attempt_at: now },
+      ]);
+      s.setTime(now);
+    }
+    assert.equal(await s.run(), 1);
+    assert.deepEqual(await pending(t), []);
+    assert.equal(await s.run(), 0);
+    assert.deepEqual(s.r.received, []);
+  } finally {
+    await s.close();
+  }
+});
