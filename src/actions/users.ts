@@ -37,6 +37,7 @@ import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
 import { checkAdmin } from './permissions.ts';
 import { accessibleUserIds, accessUserById, usersWhoCanAccess } from './user-access.ts';
+import { presentInaccessibleUserFor } from './user-directory.ts';
 import { doAnnounceGroupDepartures, doAnnounceGroupMemberships } from './user-groups.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { doAnnounceBotManagement } from './bot-directory.ts';
@@ -135,7 +136,7 @@ export async function doCreateUser(
   await groups.addGroupMembers(work.db, systemGroup, [user.id]);
 
   const everyone = await usersStore.listActiveUserIds(work.db, realm.id);
-  await emitRealmUserAdd(work, realm, user);
+  await emitRealmUserAdd(ctx, work, realm, user);
   work.emitOnCommit(
     { type: 'user_group', op: 'add_members', group_id: systemGroup, user_ids: [user.id] },
     everyone,
@@ -143,18 +144,38 @@ export async function doCreateUser(
   return user;
 }
 
-/** realm_user add, presented per recipient (email visibility differs between viewers). */
-async function emitRealmUserAdd(work: Work, realm: RealmRow, user: UserRow): Promise<void> {
-  const recipients = await usersStore.listUsersByIds(
-    work.db,
-    realm.id,
-    await usersWhoCanAccess(work.db, realm, user.id),
-  );
+/**
+ * realm_user add, presented per recipient (email visibility differs between viewers). Users
+ * who cannot access the new user (limited guests) learn only that the id exists, as the
+ * "Unknown user" their snapshot would list, unless their client handles an incomplete user
+ * list (user_list_incomplete), in which case their snapshot leaves the user out too.
+ */
+async function emitRealmUserAdd(
+  ctx: AppContext,
+  work: Work,
+  realm: RealmRow,
+  user: UserRow,
+): Promise<void> {
+  const accessors = await usersWhoCanAccess(work.db, realm, user.id);
+  const recipients = await usersStore.listUsersByIds(work.db, realm.id, accessors);
   emitPerViewer(work, recipients, (viewer) => ({
     type: 'realm_user',
     op: 'add',
     person: presentUser(user, viewer),
   }));
+  const allowed = new Set(accessors);
+  const others = (await usersStore.listActiveUserIds(work.db, realm.id)).filter(
+    (id) => !allowed.has(id),
+  );
+  work.emitOnCommit(
+    {
+      type: 'realm_user',
+      op: 'add',
+      person: presentInaccessibleUserFor(ctx, realm, user.id),
+      __unless_user_list_incomplete: true,
+    },
+    others,
+  );
 }
 
 /** Queue one event per distinct presentation, so viewers only get what they may see. */

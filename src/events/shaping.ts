@@ -130,10 +130,15 @@ const userGroup: Shaper = (event, client) => {
 
 /**
  * client_gravatar: a person whose avatar is the Gravatar of an address this viewer can see
- * gets avatar_url null, as in the register snapshot; the client computes it.
+ * gets avatar_url null, as in the register snapshot; the client computes it. A placeholder
+ * for a user the viewer cannot access (__unless_user_list_incomplete) goes only to clients
+ * whose user list is otherwise complete.
  */
 const realmUser: Shaper = (event, client) => {
   const e = event as Fields;
+  if (e.__unless_user_list_incomplete === true && client.capabilities.user_list_incomplete) {
+    return [];
+  }
   const person = e.person as Record<string, unknown> | undefined;
   if (
     e.op !== 'add' ||
