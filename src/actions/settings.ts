@@ -172,13 +172,17 @@ async function doChangeUserSettings(
     if (name === 'enable_drafts_synchronization' && value === false)
       await doStopSynchronizingDrafts(work, user);
     if (name === 'email_address_visibility') {
-      await doAnnounceDeliveryEmailVisibility(work, realm, before, after);
+      const changed = await doAnnounceDeliveryEmailVisibility(work, realm, before, after);
       const everyone = EMAIL_ADDRESS_VISIBILITY.everyone;
       const old = readUserSettings(before.settings).email_address_visibility;
       // The API email is the real one only under "everyone", so only that boundary moves it.
       if (old === everyone || value === everyone) {
         await doRefreshApiEmail(ctx, work, realm, after);
         await doAnnounceAvatar(work, realm, after);
+      } else if (after.avatar_source === 'G' && changed.length > 0) {
+        // A Gravatar follows the real address: client_gravatar clients compute it when they
+        // can see the address and need the URL when they no longer can.
+        await doAnnounceAvatar(work, realm, after, changed);
       }
     }
   }

@@ -271,14 +271,29 @@ export async function doChangeFullName(
   if (user.is_bot) await emitBotUpdate(work, realm, user, { full_name: fullName });
 }
 
-/** The avatar form of realm_user update (avatars come from the address, so they follow it). */
-export async function doAnnounceAvatar(work: Work, realm: RealmRow, user: UserRow): Promise<void> {
+/**
+ * The avatar form of realm_user update (avatars come from the address, so they follow it),
+ * to everyone who can access the user, or only to these viewers.
+ */
+export async function doAnnounceAvatar(
+  work: Work,
+  realm: RealmRow,
+  user: UserRow,
+  viewers?: number[],
+): Promise<void> {
   const fields = {
     avatar_source: user.avatar_source,
     avatar_url: avatarUrl(user),
     avatar_url_medium: avatarUrl(user, true),
     avatar_version: user.avatar_version,
   };
+  if (viewers) {
+    work.emitOnCommit(
+      { type: 'realm_user', op: 'update', person: { user_id: user.id, ...fields } },
+      viewers,
+    );
+    return;
+  }
   await emitPersonUpdate(work, realm, user.id, fields);
   if (user.is_bot) await emitBotUpdate(work, realm, user, { avatar_url: fields.avatar_url });
 }
@@ -548,23 +563,28 @@ export async function doRefreshApiEmail(
   await emitPersonUpdate(work, realm, user.id, { new_email: email });
 }
 
-/** Users whose real address the viewer's visibility change exposes or hides, and to whom. */
+/**
+ * Users whose real address the viewer's visibility change exposes or hides, and to whom;
+ * returns the viewers whose access changed.
+ */
 export async function doAnnounceDeliveryEmailVisibility(
   work: Work,
   realm: RealmRow,
   before: UserRow,
   after: UserRow,
-): Promise<void> {
+): Promise<number[]> {
   const viewers = await usersStore.listUsersByIds(
     work.db,
     realm.id,
     await usersWhoCanAccess(work.db, realm, after.id),
   );
+  const changed: number[] = [];
   for (const viewer of viewers) {
     if (viewer.id === after.id) continue;
     const could = canSeeDeliveryEmail(viewer, before);
     const can = canSeeDeliveryEmail(viewer, after);
     if (could !== can) {
+      changed.push(viewer.id);
       work.emitOnCommit(
         {
           type: 'realm_user',
@@ -575,6 +595,7 @@ export async function doAnnounceDeliveryEmailVisibility(
       );
     }
   }
+  return changed;
 }
 
 /** POST /fetch_api_key: email (or API email) and password give the API key. */

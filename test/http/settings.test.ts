@@ -375,7 +375,8 @@ describe('email_address_visibility', () => {
         users: everyone(),
       },
     ]);
-    // Between two hidden levels the API email stays put: only access changes.
+    // Between two hidden levels the API email stays put: only access changes, and with it
+    // the Gravatar choice of client_gravatar clients (the avatar form, to the same viewers).
     await as('member').patch('/settings', { email_address_visibility: 5 });
     assert.deepEqual(await bus.take(), [
       ...settingEvents({ id: t.fx.member.id, email: fake }, 'email_address_visibility', 5, null),
@@ -384,6 +385,20 @@ describe('email_address_visibility', () => {
           type: 'realm_user',
           op: 'update',
           person: { user_id: t.fx.member.id, delivery_email: t.fx.member.delivery_email },
+        },
+        users: [t.fx.moderator.id],
+      },
+      {
+        event: {
+          type: 'realm_user',
+          op: 'update',
+          person: {
+            user_id: t.fx.member.id,
+            avatar_source: 'G',
+            avatar_url: gravatar(t.fx.member.delivery_email),
+            avatar_url_medium: gravatar(t.fx.member.delivery_email, '&s=500'),
+            avatar_version: 1,
+          },
         },
         users: [t.fx.moderator.id],
       },
