@@ -22,7 +22,7 @@ import { realmUrl } from '../lib/realm-url.ts';
 import { isAdmin } from '../lib/roles.ts';
 import type { Q } from '../store/db.ts';
 import * as fieldsStore from '../store/profile-fields.ts';
-import type { CustomProfileFieldRow, RealmRow } from '../store/schema.ts';
+import type { CustomProfileFieldRow, RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
 import { checkAdmin } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
@@ -219,51 +219,65 @@ export async function updateMyProfileData(
   data: Array<{ id: number; value: unknown }>,
 ): Promise<void> {
   checkHuman(actor);
-  await withTransaction(ctx, actor.realm.id, async (work) => {
-    const db = work.db;
-    const fields = new Map(
-      (await fieldsStore.listProfileFields(db, actor.realm.id)).map((f) => [f.id, f]),
+  await withTransaction(ctx, actor.realm.id, (work) =>
+    doUpdateProfileData(ctx, work, actor, actor.user, data),
+  );
+}
+
+/**
+ * Set the subject's values (the actor's own, or anyone's by an administrator through
+ * PATCH /users/{id}); an empty value clears one. Every item is checked before any is stored.
+ */
+export async function doUpdateProfileData(
+  ctx: AppContext,
+  work: Work,
+  actor: Actor,
+  subject: UserRow,
+  data: Array<{ id: number; value: unknown }>,
+): Promise<void> {
+  const db = work.db;
+  const fields = new Map(
+    (await fieldsStore.listProfileFields(db, actor.realm.id)).map((f) => [f.id, f]),
+  );
+  const realmUsers = new Set(await usersStore.listActiveUserIds(db, actor.realm.id));
+  const checked: Array<{ field: CustomProfileFieldRow; value: string | null }> = [];
+  for (const item of data) {
+    const field = fields.get(item.id);
+    if (!field) throw fieldNotFound(item.id);
+    checkEditable(actor, field);
+    checked.push({
+      field,
+      value: checkFieldValue(field, item.value, (id) => realmUsers.has(id)),
+    });
+  }
+  const url = realmUrl(ctx.config.externalUrl, actor.realm.string_id);
+  const viewers = await usersWhoCanAccess(db, actor.realm, subject.id);
+  for (const { field, value } of checked) {
+    const before = await fieldsStore.getProfileValue(db, subject.id, field.id);
+    if (value === null) {
+      if (!before) continue;
+      await fieldsStore.deleteProfileValue(db, subject.id, field.id);
+      emitValue(work, subject.id, field.id, { value: null }, viewers);
+      continue;
+    }
+    if (before?.value === value) continue;
+    const rendered = isRenderedType(field.field_type)
+      ? renderDescription(value, { realmUrl: url })
+      : null;
+    await fieldsStore.setProfileValue(db, {
+      user_id: subject.id,
+      field_id: field.id,
+      value,
+      rendered_value: rendered,
+    });
+    emitValue(
+      work,
+      subject.id,
+      field.id,
+      { value, ...(rendered !== null ? { rendered_value: rendered } : {}) },
+      viewers,
     );
-    const realmUsers = new Set(await usersStore.listActiveUserIds(db, actor.realm.id));
-    const checked: Array<{ field: CustomProfileFieldRow; value: string | null }> = [];
-    for (const item of data) {
-      const field = fields.get(item.id);
-      if (!field) throw fieldNotFound(item.id);
-      checkEditable(actor, field);
-      checked.push({
-        field,
-        value: checkFieldValue(field, item.value, (id) => realmUsers.has(id)),
-      });
-    }
-    const url = realmUrl(ctx.config.externalUrl, actor.realm.string_id);
-    const viewers = await usersWhoCanAccess(db, actor.realm, actor.user.id);
-    for (const { field, value } of checked) {
-      const before = await fieldsStore.getProfileValue(db, actor.user.id, field.id);
-      if (value === null) {
-        if (!before) continue;
-        await fieldsStore.deleteProfileValue(db, actor.user.id, field.id);
-        emitValue(work, actor, field.id, { value: null }, viewers);
-        continue;
-      }
-      if (before?.value === value) continue;
-      const rendered = isRenderedType(field.field_type)
-        ? renderDescription(value, { realmUrl: url })
-        : null;
-      await fieldsStore.setProfileValue(db, {
-        user_id: actor.user.id,
-        field_id: field.id,
-        value,
-        rendered_value: rendered,
-      });
-      emitValue(
-        work,
-        actor,
-        field.id,
-        { value, ...(rendered !== null ? { rendered_value: rendered } : {}) },
-        viewers,
-      );
-    }
-  });
+  }
 }
 
 /** DELETE /users/me/profile_data: clear the values of these fields. */
@@ -286,14 +300,14 @@ export async function deleteMyProfileData(
     for (const id of new Set(fieldIds)) {
       if (!(await fieldsStore.getProfileValue(work.db, actor.user.id, id))) continue;
       await fieldsStore.deleteProfileValue(work.db, actor.user.id, id);
-      emitValue(work, actor, id, { value: null }, viewers);
+      emitValue(work, actor.user.id, id, { value: null }, viewers);
     }
   });
 }
 
 function emitValue(
   work: Work,
-  actor: Actor,
+  userId: number,
   fieldId: number,
   value: { value: string | null; rendered_value?: string },
   viewers: number[],
@@ -302,7 +316,7 @@ function emitValue(
     {
       type: 'realm_user',
       op: 'update',
-      person: { user_id: actor.user.id, custom_profile_field: { id: fieldId, ...value } },
+      person: { user_id: userId, custom_profile_field: { id: fieldId, ...value } },
     },
     viewers,
   );

@@ -38,6 +38,7 @@ import * as usersStore from '../store/users.ts';
 import { checkAdmin } from './permissions.ts';
 import { accessibleUserIds, accessUserById, usersWhoCanAccess } from './user-access.ts';
 import { presentInaccessibleUserFor } from './user-directory.ts';
+import { doUpdateProfileData } from './profile-fields.ts';
 import { doAnnounceGroupDepartures, doAnnounceGroupMemberships } from './user-groups.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { doAnnounceBotManagement } from './bot-directory.ts';
@@ -397,9 +398,17 @@ export async function updateUserByAdmin(
   ctx: AppContext,
   actor: Actor,
   targetId: number,
-  params: { full_name?: string; role?: number },
+  params: {
+    full_name?: string;
+    role?: number;
+    profile_data?: Array<{ id: number; value: unknown }>;
+  },
 ): Promise<void> {
   const target = await accessUserById(ctx, actor, targetId, { forAdmin: true });
+  // Bots have no profile data (their user objects carry none).
+  if (params.profile_data !== undefined && target.is_bot) {
+    throw badRequest('Bots have no custom profile fields');
+  }
   if (params.role !== undefined && params.role !== target.role) {
     if ((params.role === ROLE.owner || target.role === ROLE.owner) && !isOwner(actor.user))
       throw mustBeOwner();
@@ -412,6 +421,9 @@ export async function updateUserByAdmin(
       await doChangeRole(work, actor.realm, await current(), params.role);
     if (params.full_name !== undefined && params.full_name.trim() !== '') {
       await doChangeFullName(work, actor.realm, await current(), params.full_name);
+    }
+    if (params.profile_data !== undefined) {
+      await doUpdateProfileData(ctx, work, actor, await current(), params.profile_data);
     }
   });
 }

@@ -143,3 +143,20 @@ test('POST /users/{id}/reactivate: everyone sees the user again', async () => {
     act: (t) => ok(t.as(t.fx.admin).post(`/users/${t.fx.deactivated.id}/reactivate`)),
   });
 });
+
+test("PATCH /users/{id}: an administrator sets a member's custom profile data", async () => {
+  await runContract({
+    changes: ALL_VIEWERS,
+    setup: (t) =>
+      ok(t.as(t.fx.admin).post('/realm/profile_fields', { name: 'Phone', field_type: 1 })),
+    act: async (t) => {
+      const fields = await t.as(t.fx.member).get('/realm/profile_fields');
+      const [phone] = fields.body.custom_fields as Array<{ id: number }>;
+      await ok(
+        t.as(t.fx.admin).patch(`/users/${t.fx.member.id}`, {
+          profile_data: [{ id: phone.id, value: '+1 555' }],
+        }),
+      );
+    },
+  });
+});

@@ -401,6 +401,84 @@ describe('custom profile fields', () => {
     assert.deepEqual((await log.take()).length, 1);
   });
 
+  test('PATCH /users/{id}: administrators set and clear anyone’s values, all or nothing', async () => {
+    const phone = await newField({ name: 'Phone', field_type: 1 });
+    const badge = await newField({ name: 'Badge', field_type: 1, editable_by_user: false });
+    await log.take();
+    const patch = (who: FixtureUser, target: FixtureUser, data: unknown) =>
+      t.as(who).patch(`/users/${target.id}`, { profile_data: data });
+    assert.deepEqual(
+      (
+        await patch(t.fx.admin, t.fx.member, [
+          { id: phone, value: '+1 555' },
+          { id: badge, value: 'gold' },
+        ])
+      ).body,
+      ok,
+    );
+    // Short text is Markdown: a value comes rendered too.
+    const update = (id: number, value: string | null) => ({
+      event: {
+        type: 'realm_user',
+        op: 'update',
+        person: {
+          user_id: t.fx.member.id,
+          custom_profile_field:
+            value === null ? { id, value } : { id, value, rendered_value: `<p>${value}</p>` },
+        },
+      },
+      users: everyone(t),
+    });
+    assert.deepEqual(await log.take(), [update(phone, '+1 555'), update(badge, 'gold')]);
+    const profileData = async () =>
+      (
+        (
+          await t
+            .as(t.fx.member2)
+            .get(`/users/${t.fx.member.id}`, { include_custom_profile_fields: true })
+        ).body.user as Obj
+      ).profile_data;
+    assert.deepEqual(await profileData(), {
+      [phone]: { value: '+1 555', rendered_value: '<p>+1 555</p>' },
+      [badge]: { value: 'gold', rendered_value: '<p>gold</p>' },
+    });
+    // An empty value clears; an unchanged one says nothing.
+    assert.deepEqual(
+      (
+        await patch(t.fx.owner, t.fx.member, [
+          { id: phone, value: '' },
+          { id: badge, value: 'gold' },
+        ])
+      ).body,
+      ok,
+    );
+    assert.deepEqual(await log.take(), [update(phone, null)]);
+    // One bad item refuses the whole request.
+    expectError(
+      await patch(t.fx.admin, t.fx.member, [
+        { id: phone, value: '+1 777' },
+        { id: 999, value: 'x' },
+      ]),
+      'Field id 999 not found.',
+    );
+    expectError(
+      await patch(t.fx.admin, t.fx.bot, [{ id: phone, value: '1' }]),
+      'Bots have no custom profile fields',
+    );
+    expectError(
+      await patch(t.fx.moderator, t.fx.member, [{ id: phone, value: '1' }]),
+      'Insufficient permission',
+    );
+    expectError(
+      await patch(t.fx.member, t.fx.member2, [{ id: phone, value: '1' }]),
+      'Insufficient permission',
+    );
+    assert.deepEqual(await log.take(), []);
+    assert.deepEqual(await profileData(), {
+      [badge]: { value: 'gold', rendered_value: '<p>gold</p>' },
+    });
+  });
+
   test('the register section', async () => {
     const phone = await newField({ name: 'Phone', field_type: 1 });
     await t.as(t.fx.member).patch('/users/me/profile_data', { data: [{ id: phone, value: 'x' }] });

@@ -79,7 +79,8 @@ export const usersRoutes = [
   defineRoute({
     method: 'PATCH',
     url: '/users/:user_id',
-    summary: "Change a user's name or role (administrators; owners for owner changes)",
+    summary:
+      "Change a user's name, role or custom profile data (administrators; owners for owner changes)",
     tags: ['users'],
     auth: 'user',
     path: UserIdPath,
@@ -87,6 +88,17 @@ export const usersRoutes = [
       // Bounds the request only; longer names get the name check's own message.
       full_name: Type.Optional(Type.String({ maxLength: 1000 })),
       role: Type.Optional(Type.Union(ROLES.map((r) => Type.Literal(r)))),
+      profile_data: Type.Optional(
+        Type.Array(
+          Type.Object({
+            id: Type.Integer({ minimum: 0, maximum: 2147483647 }),
+            value: Type.Unknown(),
+          }),
+          {
+            maxItems: 1000,
+          },
+        ),
+      ),
     }),
     handler: async ({ ctx, actor, path, params }) => {
       await users.updateUserByAdmin(ctx, actor, path.user_id as number, params);
