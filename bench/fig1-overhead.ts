@@ -36,9 +36,9 @@ export async function figure1(opts: BenchOptions): Promise<FigureResult> {
     const runs: Record<string, unknown>[] = [];
     for (let i = 0; i < opts.rounds; i++) {
       const f = await run(floor, duration);
-      const q0 = (await parley.server.probe('stats')).sqlitePrepares;
+      const q0 = (await parley.server.probe('stats')).sqliteStatements;
       const p = await run(parley.server, duration);
-      const q1 = (await parley.server.probe('stats')).sqlitePrepares;
+      const q1 = (await parley.server.probe('stats')).sqliteStatements;
       const disturbed = f.window.disturbed || p.window.disturbed;
       pairs.push({ ratio: p.rate / f.rate, disturbed });
       runs.push({

@@ -113,9 +113,9 @@ export async function figure2(opts: BenchOptions): Promise<FigureResult> {
     for (let i = 0; i < opts.rounds; i++) {
       const h = await runHttp(duration);
       const s = await sqliteFloor(parley, 'NORMAL', duration);
-      const q0 = (await parley.server.probe('stats')).sqlitePrepares;
+      const q0 = (await parley.server.probe('stats')).sqliteStatements;
       const p = await runParley(duration);
-      const q1 = (await parley.server.probe('stats')).sqlitePrepares;
+      const q1 = (await parley.server.probe('stats')).sqliteStatements;
       const f = 1 / (1 / h.rate + 1 / s.rate);
       const disturbed = h.window.disturbed || s.window.disturbed || p.window.disturbed;
       pairs.push({ ratio: p.rate / f, disturbed });

@@ -9,21 +9,30 @@ export interface ProbeStats {
   cpuSeconds: number;
   rss: number;
   heapUsed: number;
-  /** SQLite statements prepared so far: Kysely's driver prepares one per query it runs. */
-  sqlitePrepares: number;
+  /** SQLite statements run so far (one per query Kysely runs). */
+  sqliteStatements: number;
 }
 
-let prepares = 0;
+let statements = 0;
 try {
-  // Count statements where the server loads better-sqlite3 from (the project's copy).
-  const Database = createRequire(`${process.cwd()}/package.json`)('better-sqlite3') as {
-    prototype: { prepare(...args: unknown[]): unknown };
-  };
-  const prepare = Database.prototype.prepare;
-  Database.prototype.prepare = function (this: unknown, ...args: unknown[]) {
-    prepares++;
-    return prepare.apply(this, args);
-  };
+  // Count statement runs where the server loads better-sqlite3 from (the project's copy).
+  // Runs, not prepares: Parley reuses prepared statements, so prepares undercount queries.
+  const Database = createRequire(`${process.cwd()}/package.json`)('better-sqlite3') as new (
+    file: string,
+  ) => { prepare(sql: string): object; close(): void };
+  const scratch = new Database(':memory:');
+  const Statement = Object.getPrototypeOf(scratch.prepare('SELECT 1')) as Record<
+    string,
+    (...args: unknown[]) => unknown
+  >;
+  scratch.close();
+  for (const method of ['run', 'get', 'all', 'iterate']) {
+    const original = Statement[method];
+    Statement[method] = function (this: unknown, ...args: unknown[]) {
+      statements++;
+      return original.apply(this, args);
+    };
+  }
 } catch {
   // No better-sqlite3 here: the count stays 0.
 }
@@ -47,7 +56,7 @@ function stats(): ProbeStats {
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     rss: mem.rss,
     heapUsed: mem.heapUsed,
-    sqlitePrepares: prepares,
+    sqliteStatements: statements,
   };
 }
 

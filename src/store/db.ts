@@ -3,7 +3,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDatabase,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
 
@@ -42,13 +48,48 @@ export function openSqlite(opts: SqliteOptions): Store {
   sqlite.pragma(`synchronous = ${opts.synchronous ?? 'NORMAL'}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DB>({
+    dialect: new SqliteDialect({ database: reusingStatements(sqlite) }),
+  });
   return {
     db,
     dialect: 'sqlite',
     sqlite,
     async close() {
       await db.destroy();
+    },
+  };
+}
+
+/** Distinct SQL texts whose prepared statements are kept; the builders produce a few hundred. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely's SQLite driver prepares every query it runs again, and preparing costs more than
+ * most of Parley's queries take to run. The SQL text of a query builder is the same at each
+ * call, so prepared statements are kept by their text (least recently used go first) and
+ * reused: better-sqlite3 resets a statement after all() and run(), and binds the parameters
+ * afresh on each call.
+ */
+function reusingStatements(sqlite: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      const known = statements.get(sql);
+      // A statement still being iterated (a streamed query) cannot run again meanwhile.
+      if (known && !known.busy) {
+        statements.delete(sql);
+        statements.set(sql, known);
+        return known;
+      }
+      const stmt = sqlite.prepare(sql);
+      if (known) return stmt;
+      if (statements.size >= STATEMENT_CACHE_SIZE) {
+        statements.delete(statements.keys().next().value!);
+      }
+      statements.set(sql, stmt);
+      return stmt;
     },
   };
 }

@@ -1,0 +1,67 @@
+// The SQLite store reuses prepared statements by SQL text: a query run again is not
+// prepared again, its parameters are bound afresh, and a failed or abandoned run leaves
+// the statement usable.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import { openSqlite } from '../../src/store/db.ts';
+
+function countingPrepares(store: ReturnType<typeof openSqlite>): string[] {
+  const raw = store.sqlite!;
+  const prepare = raw.prepare.bind(raw);
+  const seen: string[] = [];
+  raw.prepare = ((text: string) => {
+    seen.push(text);
+    return prepare(text);
+  }) as typeof raw.prepare;
+  return seen;
+}
+
+test('a query run again reuses its statement with the new parameters', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT NOT NULL)`.execute(store.db);
+    const prepared = countingPrepares(store);
+    const insert = (id: number, name: string) =>
+      sql`INSERT INTO t (id, name) VALUES (${id}, ${name})`.execute(store.db);
+    const name = async (id: number) =>
+      (await sql<{ name: string }>`SELECT name FROM t WHERE id = ${id}`.execute(store.db)).rows;
+    const inserted = await insert(1, 'one');
+    await insert(2, 'two');
+    assert.equal(inserted.numAffectedRows, 1n);
+    assert.deepEqual(await name(1), [{ name: 'one' }]);
+    assert.deepEqual(await name(2), [{ name: 'two' }]);
+    assert.deepEqual(await name(3), []);
+    assert.deepEqual(prepared, [
+      'INSERT INTO t (id, name) VALUES (?, ?)',
+      'SELECT name FROM t WHERE id = ?',
+    ]);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a reused statement recovers from a failed run and from a stream left early', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await sql`CREATE TABLE t (id INTEGER PRIMARY KEY)`.execute(store.db);
+    const prepared = countingPrepares(store);
+    const insert = (id: number) => store.db.insertInto('t' as never).values({ id } as never);
+    await insert(1).execute();
+    await assert.rejects(insert(1).execute(), /UNIQUE constraint failed/);
+    await insert(2).execute();
+    await insert(3).execute();
+    const ids = store.db
+      .selectFrom('t' as never)
+      .select('id' as never)
+      .orderBy('id' as never);
+    for await (const row of ids.stream()) {
+      assert.deepEqual(row, { id: 1 });
+      break;
+    }
+    assert.deepEqual(await ids.execute(), [{ id: 1 }, { id: 2 }, { id: 3 }]);
+    assert.equal(prepared.length, 2);
+  } finally {
+    await store.close();
+  }
+});
