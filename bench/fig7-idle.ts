@@ -122,7 +122,7 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
         target: '~1 (even)',
         pass: null,
         notes: [
-          `heartbeats per second over the hold: busiest ${busiest}, mean ${round(mean, 1)}, quietest ${Math.min(...counts)}; each poll's heartbeat is a timer of interval + random(0..10 s) from its park, so polls parked together fire in one 10 s window`,
+          `heartbeats per second over the hold: busiest ${busiest}, mean ${round(mean, 1)}, quietest ${Math.min(...counts)}`,
         ],
       },
       {

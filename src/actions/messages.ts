@@ -450,9 +450,18 @@ async function emitMessageEvent(
   const message = { ...canonical, __raw_content: row.content };
   const sender = loaded.sender;
   const perUser: Record<number, Record<string, unknown>> = {};
+  // The answer depends only on the viewer's role (or being the sender), and each call reads
+  // the sender's settings again: once per role, not once per recipient of a large channel.
+  const seesEmail = new Map<number, boolean>();
+  const canSeeSenderEmail = (u: UserRow): boolean => {
+    const key = u.id === sender.id ? -1 : u.role;
+    let sees = seesEmail.get(key);
+    if (sees === undefined) seesEmail.set(key, (sees = canSeeDeliveryEmail(u, sender)));
+    return sees;
+  };
   for (const u of recipients) {
     const extra: Record<string, unknown> = { flags: flagsToNames(flags.get(u.id) ?? 0) };
-    if (sender.avatar_source === 'G' && canSeeDeliveryEmail(u, sender)) {
+    if (sender.avatar_source === 'G' && canSeeSenderEmail(u)) {
       extra.__gravatar_avatar_null = true;
     }
     if (u.id === sender.id && echo.queueId !== undefined && echo.localId !== undefined) {

@@ -46,6 +46,15 @@ export interface EventsReply {
   queue_id?: string;
 }
 
+/** A notice on its way to its recipients' queues; `next` is the first recipient not reached. */
+interface Delivery {
+  notice: Notice;
+  started: boolean;
+  next: number;
+  /** The realm-wide listeners once the recipients are done, with the recipients to skip. */
+  wide?: { listeners: Queue[]; recipients: Set<number>; next: number };
+}
+
 /** A poll answered at once, or parked until an event, a heartbeat or a newer poll. */
 export type PollStart = { reply: EventsReply } | { parked: Promise<EventsReply>; cancel(): void };
 
@@ -59,7 +68,8 @@ interface QueuedEvent {
 interface Waiter {
   resolve(reply: EventsReply): void;
   reject(err: Error): void;
-  timer: NodeJS.Timeout;
+  /** The heartbeat wheel's slot this poll is answered at if nothing else comes. */
+  heartbeatTick: number;
 }
 
 class Queue {
@@ -67,6 +77,8 @@ class Queue {
   nextId = 0;
   prunedId = -1;
   waiter: Waiter | null = null;
+  /** Where in the heartbeat period this queue's heartbeats fall (ms, set on add). */
+  heartbeatPhase = 0;
 
   constructor(
     readonly id: string,
@@ -82,6 +94,8 @@ class Queue {
 
 /** Parked polls answered per macrotask. */
 const ANSWER_CHUNK = 256;
+/** Queues offered events per macrotask when one notice goes to thousands of them. */
+const DELIVERY_CHUNK = 500;
 const SAVE_FORMAT = 1;
 
 export function badEventQueueId(queueId: string): JsonableError {
@@ -102,6 +116,13 @@ export class EventQueues {
   private readonly seenSeq = new Map<number, number>();
   private readonly ready = new Set<Queue>();
   private flushScheduled = false;
+  /** Notices not yet offered to every queue, oldest first; order is kept across chunks. */
+  private readonly deliveries: Delivery[] = [];
+  private deliveryScheduled = false;
+  /** Parked polls by the wheel slot of their heartbeat; one timer serves them all. */
+  private readonly heartbeats = new Map<number, Set<Queue>>();
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimerTick = Infinity;
   private gcTimer: NodeJS.Timeout | null = null;
   private closing = false;
 
@@ -177,25 +198,69 @@ export class EventQueues {
     if (q) this.remove(q, 'deleted');
   }
 
+  /**
+   * Offer notices to their recipients' queues, in order. A notice for a few hundred queues
+   * is delivered before this returns; a larger one (or any arriving behind it) continues in
+   * later macrotasks, DELIVERY_CHUNK queues at a time, so one fan-out never stalls the
+   * process. Register consistency holds across chunks: a queue's snapshot sequence filters
+   * notices whenever they reach it.
+   */
   deliver(notices: Notice[]): void {
-    for (const notice of notices) {
-      this.observe(notice);
-      for (const userId of notice.users) {
-        const queues = this.byUser.get(userId);
-        if (queues) for (const q of queues) this.offer(q, notice, userId, true);
-      }
-      const wide = notice.realmWide;
-      if (wide?.publicChannel) {
-        const listeners = this.realmWide.get(wide.realmId) ?? [];
-        const recipients = new Set(notice.users);
-        for (const q of listeners) {
-          if (!recipients.has(q.userId)) this.offer(q, notice, q.userId, false);
-        }
-      }
-      // A deactivated user's queues go, in every process, once they hold the news.
-      const gone = deactivatedUserId(notice.event);
-      if (gone !== null) this.dropUserQueues(gone);
+    for (const notice of notices) this.deliveries.push({ notice, started: false, next: 0 });
+    if (!this.deliveryScheduled) this.deliverSome(DELIVERY_CHUNK);
+  }
+
+  private deliverSome(budget: number): void {
+    while (this.deliveries.length > 0 && budget > 0) {
+      const d = this.deliveries[0];
+      budget = this.deliverPart(d, budget);
+      if (budget < 0) break;
+      this.deliveries.shift();
     }
+    if (this.deliveries.length > 0 && !this.deliveryScheduled) {
+      this.deliveryScheduled = true;
+      setImmediate(() => {
+        this.deliveryScheduled = false;
+        this.deliverSome(DELIVERY_CHUNK);
+      });
+    }
+  }
+
+  /** Returns the budget left, or -1 when the notice still has queues to reach. */
+  private deliverPart(d: Delivery, budget: number): number {
+    const { notice } = d;
+    if (!d.started) this.observe(notice);
+    d.started = true;
+    const users = notice.users;
+    while (d.next < users.length) {
+      if (budget <= 0) return -1;
+      const userId = users[d.next++];
+      const queues = this.byUser.get(userId);
+      if (!queues) continue;
+      for (const q of queues) this.offer(q, notice, userId, true);
+      budget -= queues.size;
+    }
+    const realmWide = notice.realmWide;
+    if (realmWide?.publicChannel) {
+      d.wide ??= {
+        listeners: [...(this.realmWide.get(realmWide.realmId) ?? [])],
+        recipients: new Set(users),
+        next: 0,
+      };
+      const wide = d.wide;
+      while (wide.next < wide.listeners.length) {
+        if (budget <= 0) return -1;
+        const q = wide.listeners[wide.next++];
+        // A queue gone since the listeners were listed gets nothing.
+        if (this.queues.get(q.id) !== q || wide.recipients.has(q.userId)) continue;
+        this.offer(q, notice, q.userId, false);
+        budget--;
+      }
+    }
+    // A deactivated user's queues go, in every process, once they hold the news.
+    const gone = deactivatedUserId(notice.event);
+    if (gone !== null) this.dropUserQueues(gone);
+    return Math.max(budget, 0);
   }
 
   /** Drop every queue of a user (deactivation, revoked credentials). */
@@ -209,13 +274,19 @@ export class EventQueues {
    */
   async shutdown(): Promise<void> {
     this.closing = true;
+    this.deliverSome(Infinity);
     if (this.gcTimer) clearInterval(this.gcTimer);
     this.gcTimer = null;
     for (const q of this.queues.values()) this.answer(q);
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+    this.heartbeatTimerTick = Infinity;
   }
 
   /** Write every queue with its pending events to a file (SIGTERM). */
   async saveTo(file: string): Promise<void> {
+    // What the bus brought is part of the queues (and of the sequence they have seen).
+    this.deliverSome(Infinity);
     const queues = [...this.queues.values()]
       // A queue whose register never finished was never handed to a client.
       .filter((q) => q.snapshotSeq !== undefined)
@@ -315,6 +386,7 @@ export class EventQueues {
   }
 
   private add(q: Queue): void {
+    q.heartbeatPhase = this.env.random.int(heartbeatTiming(this.env.config).periodMs);
     this.queues.set(q.id, q);
     indexAdd(this.byUser, q.userId, q);
     if (isRealmWideListener(q.client)) indexAdd(this.realmWide, q.realmId, q);
@@ -332,8 +404,7 @@ export class EventQueues {
     this.ready.delete(q);
     const waiter = q.waiter;
     if (waiter && reason === 'overflow') {
-      clearTimeout(waiter.timer);
-      q.waiter = null;
+      this.unpark(q, waiter);
       waiter.reject(badEventQueueId(q.id));
     } else {
       this.answer(q);
@@ -401,22 +472,13 @@ export class EventQueues {
   private park(q: Queue): PollStart {
     let cancel: () => void = () => undefined;
     const parked = new Promise<EventsReply>((resolve, reject) => {
-      const { heartbeatMinMs, heartbeatJitterMs } = this.env.config;
-      // Jitter spreads heartbeats of queues parked together over the interval.
-      const delay = heartbeatMinMs + this.env.random.int(heartbeatJitterMs + 1);
-      const waiter: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          if (q.waiter !== waiter) return;
-          if (this.push(q, { type: 'heartbeat' })) this.answer(q);
-        }, delay),
-      };
+      const waiter: Waiter = { resolve, reject, heartbeatTick: this.heartbeatTickFor(q) };
       q.waiter = waiter;
+      indexAdd(this.heartbeats, waiter.heartbeatTick, q);
+      this.armHeartbeats(waiter.heartbeatTick);
       cancel = () => {
         if (q.waiter !== waiter) return;
-        clearTimeout(waiter.timer);
-        q.waiter = null;
+        this.unpark(q, waiter);
         q.lastTouchMs = this.now();
         resolve({ events: [] });
       };
@@ -424,12 +486,69 @@ export class EventQueues {
     return { parked, cancel: () => cancel() };
   }
 
+  private unpark(q: Queue, waiter: Waiter): void {
+    indexDelete(this.heartbeats, waiter.heartbeatTick, q);
+    q.waiter = null;
+    // With no poll parked, no timer keeps the process up.
+    if (this.heartbeats.size === 0 && this.heartbeatTimer) {
+      clearTimeout(this.heartbeatTimer);
+      this.heartbeatTimer = null;
+      this.heartbeatTimerTick = Infinity;
+    }
+  }
+
+  /**
+   * A queue's heartbeats fall on its own phase of a fixed period, whenever its polls were
+   * parked: polls parked together (after a restart, or re-polling after one fan-out) get
+   * their heartbeats spread over a whole period instead of one jitter window, and a quiet
+   * queue gets one heartbeat per period. The heartbeat is the latest slot of the queue's
+   * phase no later than interval + jitter after the park, so never later than before.
+   */
+  private heartbeatTickFor(q: Queue): number {
+    const { latestMs, periodMs, tickMs } = heartbeatTiming(this.env.config);
+    const latest = this.now() + latestMs - tickMs;
+    const due = latest - mod(latest - q.heartbeatPhase, periodMs);
+    return Math.ceil(due / tickMs);
+  }
+
+  private armHeartbeats(tick: number): void {
+    if (this.closing || tick >= this.heartbeatTimerTick) return;
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    const { tickMs } = heartbeatTiming(this.env.config);
+    this.heartbeatTimerTick = tick;
+    this.heartbeatTimer = setTimeout(
+      () => this.sendHeartbeats(tick),
+      Math.max(0, tick * tickMs - this.now()),
+    );
+  }
+
+  /**
+   * Heartbeats due by the tick the timer was set for go to their queues; the answers go out
+   * in chunks (flush).
+   */
+  private sendHeartbeats(now: number): void {
+    this.heartbeatTimer = null;
+    this.heartbeatTimerTick = Infinity;
+    let next = Infinity;
+    for (const [tick, due] of this.heartbeats) {
+      if (tick > now) {
+        next = Math.min(next, tick);
+        continue;
+      }
+      this.heartbeats.delete(tick);
+      for (const q of due) {
+        // Still in the slot; answer() takes it out of the (now deleted) slot harmlessly.
+        if (q.waiter) this.push(q, { type: 'heartbeat' });
+      }
+    }
+    if (next !== Infinity) this.armHeartbeats(next);
+  }
+
   private answer(q: Queue): void {
     this.ready.delete(q);
     const waiter = q.waiter;
     if (!waiter) return;
-    clearTimeout(waiter.timer);
-    q.waiter = null;
+    this.unpark(q, waiter);
     q.lastTouchMs = this.now();
     waiter.resolve(this.reply(q, true));
   }
@@ -470,6 +589,28 @@ export class EventQueues {
       }
     }
   }
+}
+
+/**
+ * A quiet poll is answered between (latest - period) and latest after it parks: latest is
+ * the configured interval plus jitter; the lower bound keeps a third of the interval (at
+ * least half the jitter) so a poll that just parked is not answered with a heartbeat at
+ * once, at the cost of a period shorter than interval + jitter/2 (40 s instead of 50 s by
+ * default). One timer tick, a hundredth of the period, keeps the wheel small.
+ */
+function heartbeatTiming(config: Pick<QueueConfig, 'heartbeatMinMs' | 'heartbeatJitterMs'>): {
+  latestMs: number;
+  periodMs: number;
+  tickMs: number;
+} {
+  const latestMs = config.heartbeatMinMs + config.heartbeatJitterMs;
+  const soonestMs = Math.max(config.heartbeatJitterMs / 2, config.heartbeatMinMs / 3);
+  const periodMs = Math.max(1, Math.floor(latestMs - soonestMs));
+  return { latestMs, periodMs, tickMs: Math.min(1000, Math.max(1, Math.floor(periodMs / 100))) };
+}
+
+function mod(a: number, n: number): number {
+  return ((a % n) + n) % n;
 }
 
 function deactivatedUserId(event: ParleyEvent): number | null {

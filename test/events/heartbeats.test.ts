@@ -1,0 +1,57 @@
+// Heartbeats fall on each queue's own phase of the heartbeat period, whenever its polls
+// were parked, and the polls due at once are answered in chunks like any other event.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { EventsReply, QueueEnv } from '../../src/events/queues.ts';
+import { systemRandom } from '../../src/infra/random.ts';
+import { client, env, EventQueues, open } from './queue-kit.ts';
+
+/** Queue phases in creation order (ms into the heartbeat period). */
+function phased(config: Partial<QueueEnv['config']>, phases: number[]): QueueEnv {
+  return { ...env(config), random: { ...systemRandom, int: () => phases.shift() ?? 0 } };
+}
+
+function park(q: EventQueues, id: string, userId: number): Promise<EventsReply> {
+  const start = q.poll(id, userId, { lastEventId: -1, dontBlock: false });
+  assert.ok('parked' in start);
+  return start.parked;
+}
+
+test('polls parked together get their heartbeats at their own phases, not together', async () => {
+  // A 1 s interval without jitter: a 900 ms period; the phases are half a period apart.
+  const q = new EventQueues(phased({ heartbeatMinMs: 1000, heartbeatJitterMs: 0 }, [0, 450]));
+  const a = open(q, client(), 1);
+  const b = open(q, client(), 2);
+  const replies = new Map<string, EventsReply>();
+  const first = await Promise.race([
+    park(q, a, 1).then((r) => replies.set(a, r) && a),
+    park(q, b, 2).then((r) => replies.set(b, r) && b),
+  ]);
+  const other = first === a ? b : a;
+  // Timers due together would all have run by the next macrotask.
+  await new Promise((r) => setImmediate(r));
+  assert.equal(q.inspect(other)?.parked, true);
+  assert.deepEqual(replies.get(first), { events: [{ type: 'heartbeat', id: 0 }], queue_id: first });
+  await new Promise<void>((resolve) => {
+    const check = () => (replies.has(other) ? resolve() : setTimeout(check, 20));
+    check();
+  });
+  assert.deepEqual(replies.get(other), { events: [{ type: 'heartbeat', id: 0 }], queue_id: other });
+  await q.shutdown();
+});
+
+test('heartbeats due at once are answered a few hundred per macrotask', async () => {
+  const q = new EventQueues(phased({ heartbeatMinMs: 30, heartbeatJitterMs: 0 }, []));
+  const answered: EventsReply[] = [];
+  for (let user = 1000; user < 1600; user++) {
+    void park(q, open(q, client(), user), user).then((r) => answered.push(r));
+  }
+  while (answered.length === 0) await new Promise((r) => setImmediate(r));
+  assert.equal(answered.length, 256);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(answered.length, 512);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(answered.length, 600);
+  assert.deepEqual(answered[0].events, [{ type: 'heartbeat', id: 0 }]);
+  await q.shutdown();
+});
