@@ -222,16 +222,24 @@ test('queues idle past their timeout expire; a longer requested timeout keeps a 
 test('a parked poll keeps its queue from expiring', () =>
   withApp(
     async (t) => {
+      // The queues read the app's clock: hold it still until the poll is parked (however
+      // slow the machine), then move it past the idle timeout while the sweeper runs.
+      const start = t.ctx.clock.nowMs();
+      let now = start;
+      t.ctx.clock.nowMs = () => now;
       const member = t.as(t.fx.member);
       const { queue_id } = await registerQueue(member, TYPES);
+      const idle = await registerQueue(t.as(t.fx.member2), TYPES);
       const parked = member.get('/events', { queue_id, last_event_id: -1 });
       await waitFor(() => t.ctx.queues.inspect(queue_id)?.parked === true);
-      await new Promise((r) => setTimeout(r, 150));
+      now = start + 3_600_000;
+      // The unparked queue expiring shows the sweeper ran with the new time.
+      await waitFor(() => t.ctx.queues.inspect(idle.queue_id) === undefined);
       assert.equal(t.ctx.queues.inspect(queue_id)?.parked, true);
       await threeSettings(member);
       assert.equal((await parked).status, 200);
     },
-    { config: { queueIdleTimeoutSecs: 0.05, queueGcIntervalMs: 10 } },
+    { config: { queueIdleTimeoutSecs: 60, queueGcIntervalMs: 10 } },
   ));
 
 test('a queue over its cap is dropped and its client registers again', () =>
