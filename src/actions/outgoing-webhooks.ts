@@ -227,6 +227,19 @@ function failureOf(err: HttpFailure): Failure {
   };
 }
 
+/** Schedule the next attempt with backoff, unless the retries are used up; says which. */
+async function scheduleRetry(ctx: AppContext, row: OutgoingWebhookDeliveryRow): Promise<boolean> {
+  if (row.attempts >= MAX_RETRIES) return false;
+  const wait = RETRY_BACKOFF_SECONDS[row.attempts] ?? RETRY_BACKOFF_SECONDS.at(-1)!;
+  await deliveriesStore.rescheduleDelivery(
+    ctx.db,
+    row.id,
+    row.attempts + 1,
+    unixNow(ctx.clock) + wait,
+  );
+  return true;
+}
+
 /**
  * After an attempt failed unexpectedly (a bug, the database, not the bot's server): try
  * again later like a timeout, at most MAX_RETRIES times, then drop the delivery rather than
@@ -236,16 +249,7 @@ export async function recordUnexpectedDeliveryFailure(
   ctx: AppContext,
   row: OutgoingWebhookDeliveryRow,
 ): Promise<boolean> {
-  if (row.attempts < MAX_RETRIES) {
-    const wait = RETRY_BACKOFF_SECONDS[row.attempts] ?? RETRY_BACKOFF_SECONDS.at(-1)!;
-    await deliveriesStore.rescheduleDelivery(
-      ctx.db,
-      row.id,
-      row.attempts + 1,
-      unixNow(ctx.clock) + wait,
-    );
-    return true;
-  }
+  if (await scheduleRetry(ctx, row)) return true;
   await deliveriesStore.deleteDelivery(ctx.db, row.id);
   return false;
 }
@@ -278,16 +282,7 @@ export async function processOutgoingWebhook(
   } catch (err) {
     if (!(err instanceof HttpFailure)) throw err;
     const retryable = err.kind === 'timeout' || err.kind === 'connection';
-    if (retryable && row.attempts < MAX_RETRIES) {
-      const wait = RETRY_BACKOFF_SECONDS[row.attempts] ?? RETRY_BACKOFF_SECONDS.at(-1)!;
-      await deliveriesStore.rescheduleDelivery(
-        ctx.db,
-        row.id,
-        row.attempts + 1,
-        unixNow(ctx.clock) + wait,
-      );
-      return 'retry';
-    }
+    if (retryable && (await scheduleRetry(ctx, row))) return 'retry';
     await finish(ctx, d, { failure: failureOf(err) });
     return 'failed';
   }

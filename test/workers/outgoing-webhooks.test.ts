@@ -439,6 +439,25 @@ test('timeouts are retried with backoff; a later success replies once', async ()
   }
 });
 
+/** Three failing attempts rescheduled at 1, 2 and 4 s, then a last one that gives up. */
+async function runThroughRetries(s: Setup, id: number): Promise<void> {
+  let now = T0;
+  for (const [attempts, wait] of [
+    [1, 1],
+    [2, 2],
+    [3, 4],
+  ]) {
+    assert.equal(await s.run(), 1);
+    now += wait;
+    assert.deepEqual(await pending(s.t), [
+      { bot_id: s.bot.id, message_id: id, trigger: 'mention', attempts, next_attempt_at: now },
+    ]);
+    s.setTime(now);
+  }
+  assert.equal(await s.run(), 1);
+  assert.deepEqual(await pending(s.t), []);
+}
+
 test('connection errors: three retries at 1, 2 and 4 s, then unavailable and the owner told', async () => {
   const s = await setup(json({ content: 'unreachable' }));
   const { t, bot } = s;
@@ -451,21 +470,7 @@ test('connection errors: three retries at 1, 2 and 4 s, then unavailable and the
       'gone',
       '@**Echo Bot** hi',
     );
-    let now = T0;
-    for (const [attempts, wait] of [
-      [1, 1],
-      [2, 2],
-      [3, 4],
-    ]) {
-      assert.equal(await s.run(), 1);
-      now += wait;
-      assert.deepEqual(await pending(t), [
-        { bot_id: bot.id, message_id: id, trigger: 'mention', attempts, next_attempt_at: now },
-      ]);
-      s.setTime(now);
-    }
-    assert.equal(await s.run(), 1);
-    assert.deepEqual(await pending(t), []);
+    await runThroughRetries(s, id);
     assert.deepEqual(await messagesAfter(t, id), [
       {
         sender_id: bot.id,
@@ -713,7 +718,7 @@ test('the worker keeps at most its concurrency of requests in flight', async () 
 
 test('an unexpected failure is retried like a timeout, then dropped: never forever', async () => {
   const s = await setup(json({ content: 'never reached' }));
-  const { t, bot } = s;
+  const { t } = s;
   try {
     // Not an HTTP failure: a bug or a broken dependency inside the attempt.
     t.ctx.http.post = async () => {
@@ -726,21 +731,7 @@ test('an unexpected failure is retried like a timeout, then dropped: never forev
       'bug',
       '@**Echo Bot** hi',
     );
-    let now = T0;
-    for (const [attempts, wait] of [
-      [1, 1],
-      [2, 2],
-      [3, 4],
-    ]) {
-      assert.equal(await s.run(), 1);
-      now += wait;
-      assert.deepEqual(await pending(t), [
-        { bot_id: bot.id, message_id: id, trigger: 'mention', attempts, next_attempt_at: now },
-      ]);
-      s.setTime(now);
-    }
-    assert.equal(await s.run(), 1);
-    assert.deepEqual(await pending(t), []);
+    await runThroughRetries(s, id);
     assert.equal(await s.run(), 0);
     assert.deepEqual(s.r.received, []);
   } finally {
