@@ -64,14 +64,20 @@ export function countRows(parley: Parley): { messages: number; userMessages: num
   const db = new Database(join(parley.dataDir, 'parley.sqlite3'), { readonly: true });
   try {
     const channelId = parley.seeded.channels[0].id;
-    const messages = db
-      .prepare("SELECT count(*) AS n FROM messages WHERE channel_id = ? AND topic = 'bench'")
-      .get(channelId) as { n: number };
-    const userMessages = db
-      .prepare(
-        "SELECT count(*) AS n FROM user_messages um JOIN messages m ON m.id = um.message_id WHERE m.channel_id = ? AND m.topic = 'bench'",
-      )
-      .get(channelId) as { n: number };
+    // One read transaction: the server may still be committing sends that were in flight,
+    // and two separate reads would count a different set of messages each.
+    const read = db.transaction(() => {
+      const messages = db
+        .prepare("SELECT count(*) AS n FROM messages WHERE channel_id = ? AND topic = 'bench'")
+        .get(channelId) as { n: number };
+      const userMessages = db
+        .prepare(
+          "SELECT count(*) AS n FROM user_messages um JOIN messages m ON m.id = um.message_id WHERE m.channel_id = ? AND m.topic = 'bench'",
+        )
+        .get(channelId) as { n: number };
+      return { messages, userMessages };
+    });
+    const { messages, userMessages } = read();
     return { messages: messages.n, userMessages: userMessages.n };
   } finally {
     db.close();
