@@ -1,3 +1,4 @@
+import { compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { ChannelRow, SubscriptionRow } from './schema.ts';
 
@@ -35,13 +36,12 @@ export async function getChannel(
   realmId: number,
   id: number,
 ): Promise<ChannelRow | undefined> {
-  return db
-    .selectFrom('channels')
-    .selectAll()
-    .where('realm_id', '=', realmId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return channelById.first(db, realmId, id);
 }
+
+const channelById = compiledQuery(2, (db, realmId: number, id: number) =>
+  db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('id', '=', id),
+);
 
 export async function getChannelByName(
   db: Q,
@@ -85,13 +85,16 @@ export async function getSubscription(
   userId: number,
   channelId: number,
 ): Promise<SubscriptionRow | undefined> {
-  return db
+  return subscriptionOf.first(db, userId, channelId);
+}
+
+const subscriptionOf = compiledQuery(2, (db, userId: number, channelId: number) =>
+  db
     .selectFrom('subscriptions')
     .selectAll()
     .where('user_id', '=', userId)
-    .where('channel_id', '=', channelId)
-    .executeTakeFirst();
-}
+    .where('channel_id', '=', channelId),
+);
 
 /** All subscription rows of a user, active or not. */
 export async function listUserSubscriptions(db: Q, userId: number): Promise<SubscriptionRow[]> {

@@ -1,5 +1,6 @@
 // Messages, their conversations and per-user delivery rows.
 import { sql } from 'kysely';
+import { compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { MessageRow, ReactionRow, RecipientRow } from './schema.ts';
 
@@ -311,12 +312,15 @@ export async function listChannelTopics(
     .sort((a, b) => b.max_id - a.max_id);
 }
 
-export async function minChannelMessageId(db: Q, channelId: number): Promise<number | null> {
-  const row = await db
+const minMessageIdOfChannel = compiledQuery(1, (db, channelId: number) =>
+  db
     .selectFrom('messages')
     .select((eb) => eb.fn.min('id').as('id'))
-    .where('channel_id', '=', channelId)
-    .executeTakeFirst();
+    .where('channel_id', '=', channelId),
+);
+
+export async function minChannelMessageId(db: Q, channelId: number): Promise<number | null> {
+  const row = await minMessageIdOfChannel.first(db, channelId);
   return row?.id === null || row?.id === undefined ? null : Number(row.id);
 }
 

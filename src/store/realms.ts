@@ -1,3 +1,4 @@
+import { compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { NewRealm, RealmRow } from './schema.ts';
 
@@ -9,8 +10,12 @@ export async function getRealmById(db: Q, id: number): Promise<RealmRow | undefi
   return db.selectFrom('realms').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+const realmByStringId = compiledQuery(1, (db, stringId: string) =>
+  db.selectFrom('realms').selectAll().where('string_id', '=', stringId),
+);
+
 export async function getRealmByStringId(db: Q, stringId: string): Promise<RealmRow | undefined> {
-  return db.selectFrom('realms').selectAll().where('string_id', '=', stringId).executeTakeFirst();
+  return realmByStringId.first(db, stringId);
 }
 
 export async function listRealms(db: Q): Promise<RealmRow[]> {
@@ -31,13 +36,17 @@ export async function updateRealm(
 }
 
 /** Advance the realm's commit sequence; the row lock orders evented commits of one realm. */
-export async function nextEventSeq(db: Q, realmId: number): Promise<number> {
-  const row = await db
+const advanceEventSeq = compiledQuery(1, (db, realmId: number) =>
+  db
     .updateTable('realms')
     .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
     .where('id', '=', realmId)
-    .returning('event_seq')
-    .executeTakeFirstOrThrow();
+    .returning('event_seq'),
+);
+
+export async function nextEventSeq(db: Q, realmId: number): Promise<number> {
+  const row = await advanceEventSeq.first(db, realmId);
+  if (!row) throw new Error(`no realm ${realmId}`);
   return Number(row.event_seq);
 }
 

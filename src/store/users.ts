@@ -1,3 +1,4 @@
+import { compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { NewUser, UserRow, UserUpdate } from './schema.ts';
 
@@ -38,8 +39,12 @@ export async function getUserByEmail(
     .executeTakeFirst();
 }
 
+const userByApiKey = compiledQuery(1, (db, apiKey: string) =>
+  db.selectFrom('users').selectAll().where('api_key', '=', apiKey),
+);
+
 export async function getUserByApiKey(db: Q, apiKey: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('api_key', '=', apiKey).executeTakeFirst();
+  return userByApiKey.first(db, apiKey);
 }
 
 export async function listUsers(db: Q, realmId: number): Promise<UserRow[]> {
@@ -124,12 +129,15 @@ export async function listDirectMessagePartners(db: Q, userId: number): Promise<
 }
 
 /** The newest message the user has received, or -1. */
-export async function maxMessageIdForUser(db: Q, userId: number): Promise<number> {
-  const row = await db
+const maxMessageIdOfUser = compiledQuery(1, (db, userId: number) =>
+  db
     .selectFrom('user_messages')
     .select((eb) => eb.fn.max('message_id').as('max_id'))
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+    .where('user_id', '=', userId),
+);
+
+export async function maxMessageIdForUser(db: Q, userId: number): Promise<number> {
+  const row = await maxMessageIdOfUser.first(db, userId);
   return row?.max_id === null || row?.max_id === undefined ? -1 : Number(row.max_id);
 }
 
