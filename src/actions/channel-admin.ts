@@ -423,7 +423,7 @@ export async function archiveChannel(
     const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;
     const affected = await usersWhoCanSeeChannel(work.db, realm, channel);
     await channelsStore.updateChannel(work.db, channel.id, { is_archived: 1 });
-    const settings = readRealmSettings(realm.settings);
+    const settings = { ...readRealmSettings(realm.settings) };
     const reset: Record<string, number> = {};
     for (const key of REALM_CHANNEL_SETTINGS) {
       if (settings[key] === channel.id) {

@@ -96,7 +96,7 @@ export async function doCreateRealm(
     if (g.within)
       await groups.addSubgroups(work.db, idByName.get(g.within)!, [idByName.get(g.name)!]);
   }
-  const settings = readRealmSettings('{}');
+  const settings = { ...readRealmSettings('{}') };
   for (const [key, spec] of Object.entries(REALM_SETTINGS)) {
     if (spec.kind === 'group') settings[key as RealmSettingName] = idByName.get(spec.default)!;
   }
@@ -217,7 +217,7 @@ export async function updateRealmSettings(
         recipients,
       );
     }
-    const settings: RealmSettings = readRealmSettings(realm.settings);
+    const settings: RealmSettings = { ...readRealmSettings(realm.settings) };
     let settingsChanged = false;
     for (const key of names) {
       const spec: RealmSettingSpec = REALM_SETTINGS[key];

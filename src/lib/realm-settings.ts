@@ -3,6 +3,7 @@
 // user-group id (a system group, a named group, or an anonymous group of direct members
 // and subgroups) and are shown to clients as a group-setting value.
 import { LANGUAGES, safeJson, type SettingValue } from './user-settings.ts';
+import { memoByText } from './memo.ts';
 import type { SystemGroupName } from './roles.ts';
 
 export interface RealmScalarSpec {
@@ -201,7 +202,12 @@ export const REALM_GROUP_SETTING_NAMES = REALM_SETTING_NAMES.filter(
 export type RealmSettings = Record<RealmSettingName, SettingValue | null>;
 
 /** Full settings from the stored JSON; group settings must have been stored at realm creation. */
-export function readRealmSettings(stored: string): RealmSettings {
+export function readRealmSettings(stored: string): Readonly<RealmSettings> {
+  // Frozen and shared between callers: the same text gives the same settings.
+  return parsedRealmSettings(stored);
+}
+
+const parsedRealmSettings = memoByText((stored: string): Readonly<RealmSettings> => {
   const saved = safeJson(stored);
   const out = {} as RealmSettings;
   for (const name of REALM_SETTING_NAMES) {
@@ -210,8 +216,8 @@ export function readRealmSettings(stored: string): RealmSettings {
     if (spec.kind === 'group') out[name] = typeof v === 'number' ? v : -1;
     else out[name] = v === undefined ? spec.default : (v as SettingValue | null);
   }
-  return out;
-}
+  return Object.freeze(out);
+}, 100);
 
 export function writeRealmSettings(settings: RealmSettings): string {
   return JSON.stringify(settings);

@@ -1,6 +1,8 @@
 // Personal settings: one declarative table serves PATCH /settings, the register
 // snapshot and the user_settings events. Values that equal the default are not stored.
 
+import { memoByText } from './memo.ts';
+
 export type SettingValue = boolean | number | string;
 export type LegacyEventKind = 'display' | 'notification' | null;
 
@@ -157,7 +159,12 @@ export type UserSettings = { [K in UserSettingName]: SettingValue };
 export const USER_SETTING_NAMES = Object.keys(USER_SETTINGS) as UserSettingName[];
 
 /** Full settings from the stored overrides (unknown or stale keys are dropped). */
-export function readUserSettings(stored: string): UserSettings {
+export function readUserSettings(stored: string): Readonly<UserSettings> {
+  // Frozen and shared between callers: the same text gives the same settings.
+  return parsedUserSettings(stored);
+}
+
+const parsedUserSettings = memoByText((stored: string): Readonly<UserSettings> => {
   const overrides = safeJson(stored);
   const out = {} as UserSettings;
   for (const name of USER_SETTING_NAMES) {
@@ -166,8 +173,8 @@ export function readUserSettings(stored: string): UserSettings {
       ? (v as SettingValue)
       : USER_SETTINGS[name].default;
   }
-  return out;
-}
+  return Object.freeze(out);
+}, 1000);
 
 /** The stored form: only values that differ from their defaults. */
 export function writeUserSettings(settings: Partial<UserSettings>): string {

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { UserRow } from '../../store/schema.ts';
 import { isAdmin, isGuest, isModerator, ROLE } from '../roles.ts';
+import { memoByText } from '../memo.ts';
 import { EMAIL_ADDRESS_VISIBILITY, readUserSettings } from '../user-settings.ts';
 
 export interface Viewer {
@@ -29,9 +30,13 @@ export function canSeeDeliveryEmail(viewer: Viewer | null, target: UserRow): boo
   }
 }
 
+const gravatarHash = memoByText(
+  (email: string) => createHash('md5').update(email.trim().toLowerCase()).digest('hex'),
+  10_000,
+);
+
 export function gravatarUrl(email: string, version: number): string {
-  const hash = createHash('md5').update(email.trim().toLowerCase()).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${version}`;
+  return `https://secure.gravatar.com/avatar/${gravatarHash(email)}?d=identicon&version=${version}`;
 }
 
 export function avatarUrl(user: UserRow, medium = false): string {
