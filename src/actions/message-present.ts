@@ -42,6 +42,24 @@ export function realmMessageSettings(realm: RealmRow): {
   };
 }
 
+/**
+ * A channel message just inserted, from rows its sender's transaction already holds: it has
+ * no reactions yet, and its sender and channel were read in the same transaction.
+ */
+export function newChannelMessageForPresenting(
+  row: MessageRow,
+  sender: UserRow,
+  channelName: string,
+): MessageForPresenting {
+  return {
+    row,
+    sender,
+    recipient: { channelName },
+    reactions: [],
+    topicLinks: renderTopicLinks(row.topic),
+  };
+}
+
 /** Everything the presenter needs for these messages, in a few queries. */
 export async function loadForPresenting(
   db: Q,

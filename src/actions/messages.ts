@@ -25,11 +25,13 @@ import * as usersStore from '../store/users.ts';
 import {
   getChannelAccess,
   groupIdsOf,
+  type ChannelAccess,
   inChannelGroup,
   usersWhoCanSeeChannel,
 } from './channel-access.ts';
 import {
   loadForPresenting,
+  newChannelMessageForPresenting,
   presentOptions,
   realmMessageSettings,
   senderPlaceholder,
@@ -38,7 +40,11 @@ import { renderMessage, renderingFlags, type MessageRendering } from './message-
 import { enqueueOutgoingWebhooks } from './outgoing-webhooks.ts';
 import { hasRealmPermission, isUserInGroup } from './permissions.ts';
 import { checkpoint, withTransaction, type Work } from './transaction.ts';
-import { accessibleUserIds } from './user-access.ts';
+import {
+  accessibleUserIds,
+  accessibleUserIdsForLimitedGuest,
+  guestsSeeEveryone,
+} from './user-access.ts';
 
 export interface SendMessageParams {
   type: 'direct' | 'private' | 'stream' | 'channel';
@@ -58,12 +64,37 @@ export const WILDCARD_MENTION_THRESHOLD = 15;
 const notAuthorizedToSend = (name: string): JsonableError =>
   badRequest(`Not authorized to send to channel '${name}'`);
 
+/** What the checks of a channel send learn about the sender and, for a bot, its owner. */
+interface PosterAccess {
+  user: UserRow;
+  groupIds: Set<number>;
+  access: ChannelAccess;
+}
+
+/**
+ * The sender and, for a bot, its active owner, with their groups and access to the channel:
+ * read once and shared by the lookup and the posting checks.
+ */
+async function readPosterAccess(
+  db: Q,
+  sender: UserRow,
+  channel: ChannelRow,
+): Promise<PosterAccess[]> {
+  const owner = await botOwner(db, sender);
+  const out: PosterAccess[] = [];
+  for (const user of [sender, ...(owner ? [owner] : [])]) {
+    const groupIds = await groupIdsOf(db, user);
+    out.push({ user, groupIds, access: await getChannelAccess(db, user, channel, groupIds) });
+  }
+  return out;
+}
+
 /** The channel a message is addressed to, by id or name; unknown and invisible alike. */
 async function resolveChannel(
   db: Q,
   actor: Actor,
   to: SendMessageParams['to'],
-): Promise<ChannelRow> {
+): Promise<{ channel: ChannelRow; posters: PosterAccess[] }> {
   let target = to;
   if (Array.isArray(target)) {
     if (target.length !== 1) throw badRequest('Cannot send to multiple channels');
@@ -85,10 +116,9 @@ async function resolveChannel(
           },
         );
   if (!channel) throw notFound();
-  const owner = await botOwner(db, actor.user);
-  const seen = [actor.user, ...(owner ? [owner] : [])];
-  for (const u of seen) if ((await getChannelAccess(db, u, channel)).metadata) return channel;
-  throw notFound();
+  const posters = await readPosterAccess(db, actor.user, channel);
+  if (!posters.some((p) => p.access.metadata)) throw notFound();
+  return { channel, posters };
 }
 
 async function botOwner(db: Q, user: UserRow): Promise<UserRow | null> {
@@ -102,19 +132,17 @@ async function botOwner(db: Q, user: UserRow): Promise<UserRow | null> {
  * channel must not be archived, and they must be able to read it. Bots may post where their
  * owner may.
  */
-export async function checkCanPost(db: Q, sender: UserRow, channel: ChannelRow): Promise<void> {
-  const owner = await botOwner(db, sender);
-  const candidates = [sender, ...(owner ? [owner] : [])];
-  let inSendGroup = false;
-  for (const u of candidates) {
-    if (inChannelGroup(channel, 'can_send_message_group', await groupIdsOf(db, u))) {
-      inSendGroup = true;
-    }
-  }
-  if (!inSendGroup) throw badRequest('You do not have permission to post in this channel.');
+export async function checkCanPost(
+  db: Q,
+  sender: UserRow,
+  channel: ChannelRow,
+  known?: PosterAccess[],
+): Promise<void> {
+  const posters = known ?? (await readPosterAccess(db, sender, channel));
+  if (!posters.some((p) => inChannelGroup(channel, 'can_send_message_group', p.groupIds)))
+    throw badRequest('You do not have permission to post in this channel.');
   if (channel.is_archived === 1) throw notAuthorizedToSend(channel.name);
-  for (const u of candidates) if ((await getChannelAccess(db, u, channel)).content) return;
-  throw notAuthorizedToSend(channel.name);
+  if (!posters.some((p) => p.access.content)) throw notAuthorizedToSend(channel.name);
 }
 
 /** Direct-message recipients by ids or API emails (a comma-separated string is legacy). */
@@ -242,9 +270,9 @@ async function resolveDestination(
 ): Promise<Destination> {
   const { realm, user: sender } = actor;
   if (params.type === 'stream' || params.type === 'channel') {
-    const channel = await resolveChannel(db, actor, params.to);
+    const { channel, posters } = await resolveChannel(db, actor, params.to);
     const topic = normalizeTopic(params.topic ?? '', settings.emptyTopicName);
-    await checkCanPost(db, sender, channel);
+    await checkCanPost(db, sender, channel, posters);
     checkTopicAllowed(topic, channel.topics_policy, settings.topicsPolicy, settings.emptyTopicName);
     const subscriberIds = await channelsStore.listSubscriberIds(db, channel.id);
     const recipients = await usersStore.listUsersByIds(db, realm.id, [
@@ -418,7 +446,10 @@ async function deliverMessage(
     queueId: params.queueId,
     localId: params.localId,
   });
-  if (channel) await announceFirstMessageIds(work, realm, [channel], firstBefore!);
+  // A new message can only become its channel's first when the channel had none.
+  if (channel && firstBefore!.get(channel.id) === null) {
+    await announceFirstMessageIds(work, realm, [channel], firstBefore!);
+  }
   return { id: row.id };
 }
 
@@ -438,7 +469,11 @@ async function emitMessageEvent(
   flags: Map<number, number>,
   echo: { queueId?: string; localId?: string },
 ): Promise<void> {
-  const [loaded] = await loadForPresenting(work.db, realm.id, [row]);
+  const knownSender = channel ? recipients.find((u) => u.id === row.sender_id) : undefined;
+  const loaded =
+    channel && knownSender
+      ? newChannelMessageForPresenting(row, knownSender, channel.name)
+      : (await loadForPresenting(work.db, realm.id, [row]))[0];
   const canonical = presentMessage(
     loaded,
     presentOptions(realm, null, {
@@ -493,10 +528,10 @@ async function hideInaccessibleSender(
   perUser: Record<number, Record<string, unknown>>,
 ): Promise<void> {
   if (sender.is_bot === 1) return;
-  for (const u of recipients) {
-    if (!isGuest(u)) continue;
-    const accessible = await accessibleUserIds(db, realm, u);
-    if (accessible === null || accessible.has(sender.id)) continue;
+  const guests = recipients.filter(isGuest);
+  if (guests.length === 0 || (await guestsSeeEveryone(db, realm))) return;
+  for (const u of guests) {
+    if ((await accessibleUserIdsForLimitedGuest(db, u)).has(sender.id)) continue;
     const p = senderPlaceholder(ctx, realm, sender.id);
     perUser[u.id].message = {
       ...message,
