@@ -149,13 +149,13 @@ export async function gatherSubscriptions(
     (await channelsStore.listUserSubscriptions(db, user.id)).map((s) => [s.channel_id, s]),
   );
   const channels = access.map((a) => a.channel);
-  const presented = await presentChannelRows(db, realm.id, channels);
-  const subscribers = opts.includeSubscribers
-    ? await channelsStore.listSubscriberIdsByChannel(
-        db,
-        channels.map((c) => c.id),
-      )
-    : null;
+  // Read once: the channel objects need the counts, and the lists go out when asked for.
+  const allSubscribers = await channelsStore.listSubscriberIdsByChannel(
+    db,
+    channels.map((c) => c.id),
+  );
+  const presented = await presentChannelRows(db, realm.id, channels, allSubscribers);
+  const subscribers = opts.includeSubscribers ? allSubscribers : null;
   const defaults = notificationDefaults(user);
   const out: SubscriptionLists = { subscriptions: [], unsubscribed: [], never_subscribed: [] };
   channels.forEach((channel, i) => {

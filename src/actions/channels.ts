@@ -38,7 +38,7 @@ import {
   usersWhoCanSeeChannel,
 } from './channel-access.ts';
 import {
-  presentGroupSetting,
+  presentGroupSettings,
   resolveGroupSetting,
   type GroupSettingValue,
 } from './group-settings.ts';
@@ -169,35 +169,37 @@ export async function presentChannelRows(
   db: Q,
   realmId: number,
   channels: ChannelRow[],
+  /** The channels' active subscribers, when the caller has read them already. */
+  knownSubscribers?: Map<number, number[]>,
 ): Promise<Record<string, unknown>[]> {
   if (channels.length === 0) return [];
   const ids = channels.map((c) => c.id);
   const [firstIds, subscribers] = await Promise.all([
     channelsStore.firstMessageIds(db, ids),
-    channelsStore.listSubscriberIdsByChannel(db, ids),
+    knownSubscribers ?? channelsStore.listSubscriberIdsByChannel(db, ids),
   ]);
-  // Most channels share the system groups, so each group is presented once.
-  const presentedGroups = new Map<number, GroupSettingValue>();
-  const present = async (groupId: number): Promise<GroupSettingValue> => {
-    let value = presentedGroups.get(groupId);
-    if (value === undefined) {
-      value = await presentGroupSetting(db, realmId, groupId);
-      presentedGroups.set(groupId, value);
-    }
-    return value;
-  };
-  const sendGroupNames = new Map<number, string | null>();
+  // Every group setting of every channel, presented in a few queries: most channels share
+  // the system groups, and a register presents hundreds of channels.
+  const settingsOf = channels.map((c) => readChannelSettings(c.settings));
+  const presentedGroups = await presentGroupSettings(
+    db,
+    realmId,
+    settingsOf.flatMap((s) => CHANNEL_GROUP_SETTING_NAMES.map((key) => s[key])),
+  );
+  const sendGroupNames = new Map(
+    (
+      await groups.listGroupsByIds(db, realmId, [
+        ...new Set(settingsOf.map((s) => s.can_send_message_group)),
+      ])
+    ).map((g) => [g.id, g.is_system_group ? g.name : null]),
+  );
   const out: Record<string, unknown>[] = [];
-  for (const channel of channels) {
-    const settings = readChannelSettings(channel.settings);
+  for (const [i, channel] of channels.entries()) {
+    const settings = settingsOf[i];
     const groupSettings = {} as PresentedGroupSettings;
     for (const key of CHANNEL_GROUP_SETTING_NAMES)
-      groupSettings[key] = await present(settings[key]);
+      groupSettings[key] = presentedGroups.get(settings[key])!;
     const sendGroupId = settings.can_send_message_group;
-    if (!sendGroupNames.has(sendGroupId)) {
-      const group = await groups.getGroup(db, realmId, sendGroupId);
-      sendGroupNames.set(sendGroupId, group?.is_system_group ? group.name : null);
-    }
     out.push(
       presentChannel(channel, {
         groupSettings,

@@ -92,6 +92,50 @@ export async function listDirectMembers(db: Q, groupId: number): Promise<number[
   return rows.map((r) => r.user_id);
 }
 
+/** Direct members of several groups, each list in id order (groups without members absent). */
+export async function listDirectMembersByGroup(
+  db: Q,
+  groupIds: number[],
+): Promise<Map<number, number[]>> {
+  const out = new Map<number, number[]>();
+  if (groupIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('user_group_members')
+    .select(['group_id', 'user_id'])
+    .where('group_id', 'in', groupIds)
+    .orderBy('group_id')
+    .orderBy('user_id')
+    .execute();
+  for (const r of rows) {
+    const list = out.get(r.group_id);
+    if (list) list.push(r.user_id);
+    else out.set(r.group_id, [r.user_id]);
+  }
+  return out;
+}
+
+/** Direct subgroups of several groups, each list in id order (groups without any absent). */
+export async function listDirectSubgroupsByGroup(
+  db: Q,
+  groupIds: number[],
+): Promise<Map<number, number[]>> {
+  const out = new Map<number, number[]>();
+  if (groupIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('user_group_subgroups')
+    .select(['group_id', 'subgroup_id'])
+    .where('group_id', 'in', groupIds)
+    .orderBy('group_id')
+    .orderBy('subgroup_id')
+    .execute();
+  for (const r of rows) {
+    const list = out.get(r.group_id);
+    if (list) list.push(r.subgroup_id);
+    else out.set(r.group_id, [r.subgroup_id]);
+  }
+  return out;
+}
+
 export async function listDirectSubgroups(db: Q, groupId: number): Promise<number[]> {
   const rows = await db
     .selectFrom('user_group_subgroups')
