@@ -9,7 +9,7 @@ import { subdomainOf } from '../lib/realm-url.ts';
 import { API_KEY_RE } from '../lib/validation.ts';
 import * as realmsStore from '../store/realms.ts';
 import * as usersStore from '../store/users.ts';
-import type { RealmRow } from '../store/schema.ts';
+import type { RealmRow, UserRow } from '../store/schema.ts';
 
 export const WWW_AUTHENTICATE = 'Basic realm="parley"';
 
@@ -41,11 +41,52 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** The rows behind a key, read while the store's accounts version was `version`. */
+interface KnownKey {
+  version: number;
+  realm: RealmRow | undefined;
+  user: UserRow | undefined;
+}
+
+/**
+ * Keys recently authenticated, per store. Every request used to read its organization and
+ * user again, two of the four queries of a light request; while the store reports no write
+ * to a users or realms row since they were read, the same rows are reused (frozen, since
+ * requests share them). Any such write, by this process or another, invalidates every entry
+ * at once, so a deactivation, a new key or a role change is seen by the very next request.
+ */
+const knownKeys = new WeakMap<object, Map<string, KnownKey>>();
+const KNOWN_KEYS_MAX = 10_000;
+
+async function readKey(
+  ctx: AppContext,
+  request: FastifyRequest,
+  key: string,
+): Promise<{ realm: RealmRow | undefined; user: UserRow | undefined }> {
+  const host = subdomainOf(request.hostname, ctx.config.externalUrl);
+  const version = ctx.store.accountsVersion();
+  let known = knownKeys.get(ctx.store);
+  const cacheKey = `${host}\n${key}`;
+  const hit = known?.get(cacheKey);
+  if (hit && hit.version === version) return hit;
+  const realm = await realmsStore.getRealmByStringId(ctx.db, host);
+  const user = realm ? await usersStore.getUserByApiKey(ctx.db, key) : undefined;
+  if (version !== null) {
+    if (!known) knownKeys.set(ctx.store, (known = new Map()));
+    if (known.size >= KNOWN_KEYS_MAX) known.clear();
+    known.set(cacheKey, {
+      version,
+      realm: realm && Object.freeze(realm),
+      user: user && Object.freeze(user),
+    });
+  }
+  return { realm, user };
+}
+
 export async function authenticate(ctx: AppContext, request: FastifyRequest): Promise<Actor> {
   const { email, key } = parseBasic(request.headers.authorization);
   if (!API_KEY_RE.test(key)) throw unauthorized('Malformed API key');
-  const realm = await realmForRequest(ctx, request);
-  const user = realm ? await usersStore.getUserByApiKey(ctx.db, key) : undefined;
+  const { realm, user } = await readKey(ctx, request, key);
   if (!realm || !user || user.realm_id !== realm.id || !sameSecret(user.api_key, key))
     throw unauthorized('Invalid API key');
   if (user.email !== email.toLowerCase() && user.delivery_email !== email.toLowerCase())

@@ -26,6 +26,12 @@ export interface Store {
   sqlite: SQLite.Database | null;
   /** The PostgreSQL schema in use when not the default one. */
   schema?: string;
+  /**
+   * A number that changes whenever a users or realms row may have changed, by this process
+   * or any other, so that those rows read earlier can be reused while it stays the same;
+   * null where no such number is cheap to get (PostgreSQL): every read goes to the database.
+   */
+  accountsVersion(): number | null;
   close(): Promise<void>;
 }
 
@@ -48,17 +54,48 @@ export function openSqlite(opts: SqliteOptions): Store {
   sqlite.pragma(`synchronous = ${opts.synchronous ?? 'NORMAL'}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({
-    dialect: new SqliteDialect({ database: reusingStatements(sqlite) }),
-  });
+  const tracked = reusingStatements(sqlite);
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: tracked }) });
+  // data_version changes when another connection (a command-line action, another process)
+  // commits; this connection's own writes are counted as their statements are prepared.
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  let seenDataVersion = dataVersion.get() as number;
+  let otherChanges = 0;
   return {
     db,
     dialect: 'sqlite',
     sqlite,
+    accountsVersion() {
+      const now = dataVersion.get() as number;
+      if (now !== seenDataVersion) {
+        seenDataVersion = now;
+        otherChanges++;
+      }
+      return tracked.accountWrites() + otherChanges;
+    },
     async close() {
       await db.destroy();
     },
   };
+}
+
+const WRITE_TARGET = /^\s*(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(\w+)"?/i;
+
+/** The commit sequence every evented change advances (realms.ts nextEventSeq). */
+const EVENT_SEQ_ONLY =
+  /^\s*update\s+"?realms"?\s+set\s+"?event_seq"?\s*=\s*"?event_seq"?\s*\+\s*\?\s+where\s+"?id"?\s*=\s*\?\s+returning\s+"?event_seq"?\s*$/i;
+
+/**
+ * Whether a writing statement may change a users or realms row as their readers see it: any
+ * whose target table is not recognised counts. No other table's write reaches them (no
+ * triggers, and no foreign key of theirs acts on delete). Advancing a realm's event
+ * sequence does not count: every change does it, and the sequence is only ever read by its
+ * own query, never from a realm row read earlier.
+ */
+export function mayWriteAccounts(sql: string): boolean {
+  const table = WRITE_TARGET.exec(sql)?.[1]?.toLowerCase();
+  if (table === 'realms') return !EVENT_SEQ_ONLY.test(sql);
+  return table === undefined || table === 'users';
 }
 
 /** Distinct SQL texts whose prepared statements are kept; the builders produce a few hundred. */
@@ -71,19 +108,29 @@ const STATEMENT_CACHE_SIZE = 500;
  * reused: better-sqlite3 resets a statement after all() and run(), and binds the parameters
  * afresh on each call.
  */
-function reusingStatements(sqlite: SQLite.Database): SqliteDatabase {
+function reusingStatements(sqlite: SQLite.Database): SqliteDatabase & { accountWrites(): number } {
   const statements = new Map<string, SQLite.Statement>();
+  // Kysely prepares each statement it runs, so counting the writing ones here counts every
+  // write made through it. Queries wait for an open transaction to end (one connection, one
+  // holder), so a read never sees a write that is later rolled back.
+  let accountWrites = 0;
+  const count = (stmt: SQLite.Statement): void => {
+    if (!stmt.readonly && mayWriteAccounts(stmt.source)) accountWrites++;
+  };
   return {
     close: () => sqlite.close(),
+    accountWrites: () => accountWrites,
     prepare(sql: string) {
       const known = statements.get(sql);
       // A statement still being iterated (a streamed query) cannot run again meanwhile.
       if (known && !known.busy) {
+        count(known);
         statements.delete(sql);
         statements.set(sql, known);
         return known;
       }
       const stmt = sqlite.prepare(sql);
+      count(stmt);
       if (known) return stmt;
       if (statements.size >= STATEMENT_CACHE_SIZE) {
         statements.delete(statements.keys().next().value!);
@@ -113,6 +160,7 @@ export function openPostgres(opts: PostgresOptions): Store {
     dialect: 'postgres',
     sqlite: null,
     schema: opts.schema,
+    accountsVersion: () => null,
     async close() {
       await db.destroy();
     },

@@ -36,6 +36,8 @@ export async function updateRealm(
 }
 
 /** Advance the realm's commit sequence; the row lock orders evented commits of one realm. */
+// Not counted as a change of the realm row by the accounts version (db.ts mayWriteAccounts):
+// event_seq is read only through currentEventSeq and nextEventSeq.
 const advanceEventSeq = compiledQuery(1, (db, realmId: number) =>
   db
     .updateTable('realms')

@@ -63,6 +63,60 @@ test('a deactivated user is refused', async () => {
   assert.deepEqual(res.body, unauthorized('Account is deactivated'));
 });
 
+// Authentication reuses the user and organization rows it read while no users or realms
+// row has been written since (src/http/auth.ts); each change below must show at once.
+test('a change to the user or organization is seen by the very next request', async () => {
+  const me = () => t.as(t.fx.member2).get('/users/me');
+  assert.equal((await me()).body.role, 400);
+  assert.equal((await me()).status, 200, 'a second request, answered from the known rows');
+  // Written straight to the database, as a command-line action on the server's file would.
+  await t.ctx.db
+    .updateTable('users')
+    .set({ role: 300 })
+    .where('id', '=', t.fx.member2.id)
+    .execute();
+  assert.equal((await me()).body.role, 300);
+  await t.ctx.db
+    .updateTable('users')
+    .set({ is_active: 0 })
+    .where('id', '=', t.fx.member2.id)
+    .execute();
+  assert.deepEqual((await me()).body, unauthorized('Account is deactivated'));
+  await t.ctx.db
+    .updateTable('users')
+    .set({ is_active: 1 })
+    .where('id', '=', t.fx.member2.id)
+    .execute();
+  assert.equal((await me()).status, 200);
+  await t.ctx.db
+    .updateTable('realms')
+    .set({ deactivated: 1 })
+    .where('id', '=', t.fx.realm.id)
+    .execute();
+  try {
+    assert.deepEqual((await me()).body, unauthorized('This organization has been deactivated'));
+  } finally {
+    await t.ctx.db
+      .updateTable('realms')
+      .set({ deactivated: 0 })
+      .where('id', '=', t.fx.realm.id)
+      .execute();
+  }
+  assert.equal((await me()).status, 200);
+});
+
+test("a bot's regenerated key replaces the old one at once", async () => {
+  const bot = t.as(t.fx.bot);
+  assert.equal((await bot.get('/users/me')).status, 200);
+  const res = await t.as(t.fx.owner).post(`/bots/${t.fx.bot.id}/api_key/regenerate`);
+  assert.equal(res.status, 200);
+  assert.deepEqual((await bot.get('/users/me')).body, unauthorized('Invalid API key'));
+  const fresh = await t
+    .as({ email: t.fx.bot.email, api_key: res.body.api_key as string })
+    .get('/users/me');
+  assert.equal(fresh.body.user_id, t.fx.bot.id);
+});
+
 test("a user of another organization cannot authenticate on this organization's host", async () => {
   const res = await t.as(t.fx.otherOwner).get('/users/me');
   assert.equal(res.status, 401);
