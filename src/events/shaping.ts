@@ -11,6 +11,7 @@ import {
   type ClientDescriptor,
   type NarrowableMessage,
 } from '../lib/event-client.ts';
+import { markShared } from './event-json.ts';
 import type { GenericEvent, ParleyEvent } from './types.ts';
 
 export interface DeliveryContext {
@@ -160,20 +161,50 @@ const realmUser: Shaper = (event, client) => {
  * empty topic's display name, and local_message_id on the sender's sending queue
  * (__local_echo).
  */
+type MessageFields = NarrowableMessage & Record<string, unknown>;
+
+/**
+ * The message object for one client form. Every receiver of that form gets the same object
+ * (marked shared, so its JSON is made once: event-json.ts); it is never changed afterwards.
+ */
+const messageForms = new WeakMap<object, Map<string, MessageFields>>();
+
+function messageInForm(
+  source: MessageFields,
+  markdown: boolean,
+  avatarNull: boolean,
+  topic: string | null,
+): MessageFields {
+  const key = `${markdown ? 1 : 0}${avatarNull ? 1 : 0}${topic ?? ''}`;
+  let forms = messageForms.get(source);
+  const known = forms?.get(key);
+  if (known) return known;
+  const { __raw_content: raw, ...msg } = source;
+  if (!markdown && typeof raw === 'string') {
+    Object.assign(msg, { content: raw, content_type: 'text/x-markdown' });
+  }
+  if (avatarNull) msg.avatar_url = null;
+  if (topic !== null) msg.subject = topic;
+  if (!forms) messageForms.set(source, (forms = new Map()));
+  forms.set(key, msg);
+  markShared(msg);
+  return msg;
+}
+
 const message: Shaper = (event, client, dc) => {
   // A realm-wide listener is not a recipient: it has no flags on the message.
   const e = (dc.recipient ? event : { ...event, flags: [] }) as Fields;
-  const { __raw_content: raw, ...msg } = (e.message ?? {}) as NarrowableMessage &
-    Record<string, unknown>;
+  const source = (e.message ?? {}) as MessageFields;
   const flags = Array.isArray(e.flags) ? (e.flags as string[]) : [];
-  if (!messageMatchesNarrow(client.narrow, msg, flags)) return [];
-  if (!client.applyMarkdown && typeof raw === 'string') {
-    Object.assign(msg, { content: raw, content_type: 'text/x-markdown' });
-  }
-  if (e.__gravatar_avatar_null === true && client.clientGravatar) msg.avatar_url = null;
-  if (msg.type === 'stream' && msg.subject === '' && !client.capabilities.empty_topic_name) {
-    msg.subject = dc.emptyTopicName;
-  }
+  if (!messageMatchesNarrow(client.narrow, source, flags)) return [];
+  const emptyTopic =
+    source.type === 'stream' && source.subject === '' && !client.capabilities.empty_topic_name;
+  const msg = messageInForm(
+    source,
+    client.applyMarkdown,
+    e.__gravatar_avatar_null === true && client.clientGravatar,
+    emptyTopic ? dc.emptyTopicName : null,
+  );
   const echo = e.__local_echo as { queueId?: string; localId?: string } | undefined;
   const out: Fields = { ...e, message: msg };
   if (echo && echo.queueId === dc.queueId) out.local_message_id = echo.localId;

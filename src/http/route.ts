@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TObject } from 'typebox';
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
+import { holdsJsonText, stringifyBody } from '../lib/json-text.ts';
 import { parseParams, type JsonSchema } from '../lib/params.ts';
 import type { RealmRow } from '../store/schema.ts';
 import { authenticate, realmForRequest } from './auth.ts';
@@ -134,7 +135,9 @@ export function registerRoutes(
         }
         const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
         if (parsed.ignored.length > 0) body.ignored_parameters_unsupported = parsed.ignored;
-        return reply.type('application/json; charset=utf-8').send(body);
+        return reply
+          .type('application/json; charset=utf-8')
+          .send(holdsJsonText(body) ? stringifyBody(body) : body);
       },
     });
   }

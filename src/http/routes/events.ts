@@ -7,6 +7,7 @@ import {
   type EventsReply,
   type PollStart,
 } from '../../actions/events.ts';
+import { eventsJson } from '../../events/event-json.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/event-client.ts';
 import type { FastifyReply } from 'fastify';
 import { defineRoute } from '../route.ts';
@@ -90,9 +91,10 @@ export const eventsRoutes = [
       dont_block: Type.Optional(Type.Boolean({ default: false })),
       ...QueueParams,
     }),
-    handler: async ({ ctx, actor, params, reply }) => ({
-      ...(await awaitPoll(getEvents(ctx, actor, params), reply)),
-    }),
+    handler: async ({ ctx, actor, params, reply }) => {
+      const answer = await awaitPoll(getEvents(ctx, actor, params), reply);
+      return { ...answer, events: eventsJson(answer.events) };
+    },
   }),
   defineRoute({
     method: 'DELETE',
