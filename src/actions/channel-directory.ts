@@ -7,7 +7,7 @@ import { presentSubscription } from '../lib/presenters/channels.ts';
 import { isGuest } from '../lib/roles.ts';
 import * as channelsStore from '../store/channels.ts';
 import type { Q } from '../store/db.ts';
-import type { RealmRow, UserRow } from '../store/schema.ts';
+import type { ChannelRow, RealmRow, UserRow } from '../store/schema.ts';
 import {
   accessChannelById,
   accessChannelByName,
@@ -132,29 +132,52 @@ export interface SubscriptionLists {
   never_subscribed: Record<string, unknown>[];
 }
 
+/** The channels a user may know exist, presented, with their active subscribers. */
+export interface VisibleChannels {
+  channels: ChannelRow[];
+  /** The channel objects, in the order of channels; shared, so never changed. */
+  presented: Record<string, unknown>[];
+  subscribers: Map<number, number[]>;
+}
+
+export async function readVisibleChannels(
+  db: Q,
+  realm: RealmRow,
+  user: UserRow,
+  includeArchived: boolean,
+): Promise<VisibleChannels> {
+  const channels = (await listChannelAccess(db, realm, user))
+    .filter((a) => a.metadata && (includeArchived || a.channel.is_archived === 0))
+    .map((a) => a.channel);
+  // Read once: the channel objects need the counts, and the lists go out when asked for.
+  const subscribers = await channelsStore.listSubscriberIdsByChannel(
+    db,
+    channels.map((c) => c.id),
+  );
+  const presented = await presentChannelRows(db, realm.id, channels, subscribers);
+  return { channels, presented, subscribers };
+}
+
 /**
  * The user's subscriptions, former subscriptions and other channels they can see, each by
- * name. Subscriber lists go with channels whose existence the user may see.
+ * name. Subscriber lists go with channels whose existence the user may see. A register
+ * passes the visible channels it has read for its other sections.
  */
 export async function gatherSubscriptions(
   db: Q,
   realm: RealmRow,
   user: UserRow,
   opts: SubscriptionListOptions,
+  visible?: VisibleChannels,
 ): Promise<SubscriptionLists> {
-  const access = (await listChannelAccess(db, realm, user)).filter(
-    (a) => a.metadata && (opts.includeArchived || a.channel.is_archived === 0),
-  );
+  const {
+    channels,
+    presented,
+    subscribers: allSubscribers,
+  } = visible ?? (await readVisibleChannels(db, realm, user, opts.includeArchived));
   const rows = new Map(
     (await channelsStore.listUserSubscriptions(db, user.id)).map((s) => [s.channel_id, s]),
   );
-  const channels = access.map((a) => a.channel);
-  // Read once: the channel objects need the counts, and the lists go out when asked for.
-  const allSubscribers = await channelsStore.listSubscriberIdsByChannel(
-    db,
-    channels.map((c) => c.id),
-  );
-  const presented = await presentChannelRows(db, realm.id, channels, allSubscribers);
   const subscribers = opts.includeSubscribers ? allSubscribers : null;
   const defaults = notificationDefaults(user);
   const out: SubscriptionLists = { subscriptions: [], unsubscribed: [], never_subscribed: [] };

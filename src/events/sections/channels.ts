@@ -5,11 +5,11 @@ import type { AppContext } from '../../context.ts';
 import type { SnapshotRequest, SnapshotSection } from '../initial-state.ts';
 // The snapshot composes the channels area's read-only helpers, as initial-state.ts does.
 // eslint-disable-next-line no-restricted-imports
-import { gatherSubscriptions } from '../../actions/channel-directory.ts';
-// eslint-disable-next-line no-restricted-imports
-import { listChannelAccess } from '../../actions/channel-access.ts';
-// eslint-disable-next-line no-restricted-imports
-import { presentChannelRows } from '../../actions/channels.ts';
+import {
+  gatherSubscriptions,
+  readVisibleChannels,
+  type VisibleChannels,
+} from '../../actions/channel-directory.ts';
 // eslint-disable-next-line no-restricted-imports
 import { listDefaultChannelGroups, listDefaultChannels } from '../../actions/default-channels.ts';
 
@@ -18,6 +18,23 @@ const wants =
   (req: SnapshotRequest): boolean =>
     req.fetch === null || req.fetch.includes(type);
 
+/**
+ * The visible channels, read once per register for both sections below: presenting a few
+ * hundred channels and their subscriber lists is the largest part of a snapshot.
+ */
+const visibleByRequest = new WeakMap<SnapshotRequest, Promise<VisibleChannels>>();
+
+function visibleChannels(ctx: AppContext, req: SnapshotRequest): Promise<VisibleChannels> {
+  let visible = visibleByRequest.get(req);
+  if (!visible) {
+    // Without the capability, archived channels are gone as far as the client knows.
+    const archived = req.client.capabilities.archived_channels;
+    visible = readVisibleChannels(ctx.db, req.actor.realm, req.actor.user, archived);
+    visibleByRequest.set(req, visible);
+  }
+  return visible;
+}
+
 /** subscriptions, unsubscribed, never_subscribed. */
 async function subscriptionSection(
   ctx: AppContext,
@@ -25,12 +42,17 @@ async function subscriptionSection(
 ): Promise<Record<string, unknown>> {
   const { capabilities } = req.client;
   return {
-    ...(await gatherSubscriptions(ctx.db, req.actor.realm, req.actor.user, {
-      includeSubscribers: req.includeSubscribers,
-      notificationSettingsNull: capabilities.notification_settings_null,
-      // Without the capability, archived channels are gone as far as the client knows.
-      includeArchived: capabilities.archived_channels,
-    })),
+    ...(await gatherSubscriptions(
+      ctx.db,
+      req.actor.realm,
+      req.actor.user,
+      {
+        includeSubscribers: req.includeSubscribers,
+        notificationSettingsNull: capabilities.notification_settings_null,
+        includeArchived: capabilities.archived_channels,
+      },
+      await visibleChannels(ctx, req),
+    )),
   };
 }
 
@@ -39,13 +61,11 @@ async function streamSection(
   ctx: AppContext,
   req: SnapshotRequest,
 ): Promise<Record<string, unknown>> {
-  const { realm, user } = req.actor;
-  const archived = req.client.capabilities.archived_channels;
-  const channels = (await listChannelAccess(ctx.db, realm, user))
-    .filter((a) => a.metadata && (archived || a.channel.is_archived === 0))
-    .map((a) => a.channel)
+  const { channels, presented } = await visibleChannels(ctx, req);
+  const byName = channels
+    .map((channel, i) => ({ name: channel.name, i }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { streams: await presentChannelRows(ctx.db, realm.id, channels) };
+  return { streams: byName.map(({ i }) => presented[i]) };
 }
 
 export const CHANNEL_SECTIONS: SnapshotSection[] = [
