@@ -29,7 +29,7 @@ export async function figure1(opts: BenchOptions): Promise<FigureResult> {
         connections: 10,
         duration,
       });
-    const duration = opts.quick ? 2 : 5;
+    const duration = opts.quick ? 2 : 3;
     await run(floor, 1);
     await run(parley.server, 1);
     const pairs: Pair[] = [];

@@ -94,7 +94,7 @@ export async function figure2(opts: BenchOptions): Promise<FigureResult> {
   try {
     const auth = authOf(parley.seeded.users[0]);
     floor.send({ op: 'set', auth });
-    const duration = opts.quick ? 2 : 5;
+    const duration = opts.quick ? 2 : 3;
     let sent = 0;
     let parleyRuns = 0;
     const runParley = async (d: number) => {

@@ -10,7 +10,7 @@ import {
   type FigureResult,
   type Parley,
 } from './lib/common.ts';
-import { watchCpu } from './lib/proc.ts';
+import { countAsOurs, postgresCpuSeconds, watchCpu } from './lib/proc.ts';
 import { runScript } from './lib/servers.ts';
 import { round, summarise, type Pair } from './lib/stats.ts';
 import { countRows, sendLoad } from './fig2-send.ts';
@@ -25,7 +25,7 @@ async function alternate(
   opts: BenchOptions,
 ): Promise<{ pairs: Pair[]; runs: Record<string, unknown>[] }> {
   // 50 senders on a slow server need a few seconds before the counts mean anything.
-  const duration = opts.quick ? 4 : 6;
+  const duration = opts.quick ? 3 : 4;
   await sendLoad(a.server, a, SENDERS, 1);
   await sendLoad(b.server, b, SENDERS, 1);
   const pairs: Pair[] = [];
@@ -123,11 +123,12 @@ async function pgFigures(opts: BenchOptions, baseUrl: string): Promise<FigureRes
   offUrl.searchParams.set('options', '-c synchronous_commit=off');
   let syncOn: Parley | null = null;
   let syncOff: Parley | null = null;
+  const stopCounting = countAsOurs('postgres', postgresCpuSeconds);
   try {
     syncOn = await seedAndStart('fig3-pg-on', SPEC, { PARLEY_DATABASE_URL: on.url });
     syncOff = await seedAndStart('fig3-pg-off', SPEC, { PARLEY_DATABASE_URL: offUrl.href });
     const durability = await alternate(syncOff, syncOn, opts);
-    const duration = opts.quick ? 4 : 6;
+    const duration = opts.quick ? 3 : 4;
     const floorPairs: Pair[] = [];
     const floorRuns: Record<string, unknown>[] = [];
     for (let i = 0; i < opts.rounds; i++) {
@@ -176,6 +177,7 @@ async function pgFigures(opts: BenchOptions, baseUrl: string): Promise<FigureRes
       ),
     ];
   } finally {
+    stopCounting();
     await syncOn?.server.stop();
     await syncOff?.server.stop();
     await on.drop();

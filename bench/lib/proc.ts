@@ -3,7 +3,7 @@
 // instead of trusted. Linux only; elsewhere every figure reads as zero and nothing is
 // flagged (the report says so).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 /** Clock ticks per second of /proc/<pid>/stat and /proc/stat (USER_HZ, 100 on Linux). */
@@ -21,6 +21,57 @@ export function processCpuSeconds(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** The fields of /proc/<pid>/stat after the command name, or null if it is gone. */
+function statFields(pid: string | number): string[] | null {
+  try {
+    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return raw.slice(raw.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU seconds of every PostgreSQL process on the machine: the live ones, plus what the
+ * postmaster has collected from children that exited (cutime + cstime), so that a backend
+ * ending inside a window still counts. PostgreSQL is part of what the PostgreSQL rows
+ * measure, not foreign load.
+ */
+export function postgresCpuSeconds(): number {
+  if (!hasProc) return 0;
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let comm: string;
+    try {
+      comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    if (comm !== 'postgres') continue;
+    const f = statFields(pid);
+    if (!f) continue;
+    total += (Number(f[11]) + Number(f[12])) / HZ;
+    let parent = '';
+    try {
+      parent = readFileSync(`/proc/${f[1]}/comm`, 'utf8').trim();
+    } catch {
+      // The parent is gone: not the postmaster, which outlives its children.
+    }
+    if (parent !== 'postgres') total += (Number(f[13]) + Number(f[14])) / HZ;
+  }
+  return total;
+}
+
+/** Processes outside the bench's own that a figure's measurement includes (PostgreSQL). */
+const alsoOurs = new Map<string, () => number>();
+
+/** Count this CPU source as ours in every window until the returned function is called. */
+export function countAsOurs(name: string, cpuSeconds: () => number): () => void {
+  alsoOurs.set(name, cpuSeconds);
+  return () => alsoOurs.delete(name);
 }
 
 /** Resident set size in bytes (VmRSS). */
@@ -80,6 +131,8 @@ export function watchCpu(
   const t0 = performance.now();
   const m0 = machineTimes();
   const c0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, processCpuSeconds(p)]));
+  const samplers = [...alsoOurs];
+  const s0 = samplers.map(([, read]) => read());
   // extra: CPU seconds of our processes that ended inside the window (one-shot scripts).
   return (extra = {}) => {
     const wall = (performance.now() - t0) / 1000;
@@ -94,6 +147,10 @@ export function watchCpu(
       cpu[k] = processCpuSeconds(p) - c0[k];
       ours += cpu[k];
     }
+    samplers.forEach(([k, read], i) => {
+      cpu[k] = read() - s0[i];
+      ours += cpu[k];
+    });
     // Tick granularity makes tiny negatives possible.
     const foreign = Math.max(0, m1.busy - m0.busy - ours);
     const steal = m1.steal - m0.steal;
