@@ -35,6 +35,34 @@ export interface ParseResult<T> {
   ignored: string[];
 }
 
+interface PropertyPlan {
+  name: string;
+  propSchema: JsonSchema;
+  /** The name and its aliases. */
+  names: string[];
+  required: boolean;
+}
+
+const NONE: string[] = [];
+
+/** Each schema's properties, worked out once: a route parses every request with it. */
+const plans = new WeakMap<JsonSchema, PropertyPlan[]>();
+
+function planOf(schema: JsonSchema): PropertyPlan[] {
+  let plan = plans.get(schema);
+  if (!plan) {
+    const required = new Set(schema.required ?? []);
+    plan = Object.entries(schema.properties ?? {}).map(([name, propSchema]) => ({
+      name,
+      propSchema,
+      names: [name, ...(propSchema['x-aliases'] ?? [])],
+      required: required.has(name),
+    }));
+    plans.set(schema, plan);
+  }
+  return plan;
+}
+
 /**
  * Parse raw string parameters against an object schema.
  * `raw` holds each request key once; the HTTP layer rejects repeated keys before this.
@@ -42,10 +70,13 @@ export interface ParseResult<T> {
 export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>): ParseResult<T> {
   const values: Record<string, unknown> = {};
   const consumed = new Set<string>();
-  const required = new Set(schema.required ?? []);
-  for (const [name, propSchema] of Object.entries(schema.properties ?? {})) {
-    const names = [name, ...(propSchema['x-aliases'] ?? [])];
-    const present = names.filter((n) => Object.hasOwn(raw, n));
+  for (const { name, propSchema, names, required } of planOf(schema)) {
+    const present =
+      names.length === 1
+        ? Object.hasOwn(raw, name)
+          ? names
+          : NONE
+        : names.filter((n) => Object.hasOwn(raw, n));
     if (present.length > 1) {
       throw new JsonableError(
         `Can't decide between '${present[0]}' and '${present[1]}' arguments`,
@@ -56,12 +87,16 @@ export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>):
     }
     if (present.length === 0) {
       // TypeBox lists a property with a default as required; the default makes it optional.
-      if (required.has(name) && propSchema.default === undefined) {
+      if (required && propSchema.default === undefined) {
         throw new JsonableError(`Missing '${name}' argument`, 'REQUEST_VARIABLE_MISSING', 400, {
           var_name: name,
         });
       }
-      if (propSchema.default !== undefined) values[name] = structuredClone(propSchema.default);
+      const fallback = propSchema.default;
+      // A list or object default is copied: the handler may change the value it gets.
+      if (fallback !== undefined) {
+        values[name] = typeof fallback === 'object' ? structuredClone(fallback) : fallback;
+      }
       continue;
     }
     consumed.add(present[0]);
