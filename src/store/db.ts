@@ -61,16 +61,25 @@ export function openSqlite(opts: SqliteOptions): Store {
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   let seenDataVersion = dataVersion.get() as number;
   let otherChanges = 0;
+  // Read at most once per macrotask: the requests one turn of the event loop serves are
+  // concurrent, so another process's commit during the turn may count as after them.
+  let checkedThisTurn = false;
+  const checkOthers = (): void => {
+    if (checkedThisTurn) return;
+    checkedThisTurn = true;
+    setImmediate(() => (checkedThisTurn = false));
+    const now = dataVersion.get() as number;
+    if (now !== seenDataVersion) {
+      seenDataVersion = now;
+      otherChanges++;
+    }
+  };
   return {
     db,
     dialect: 'sqlite',
     sqlite,
     accountsVersion() {
-      const now = dataVersion.get() as number;
-      if (now !== seenDataVersion) {
-        seenDataVersion = now;
-        otherChanges++;
-      }
+      checkOthers();
       return tracked.accountWrites() + otherChanges;
     },
     async close() {

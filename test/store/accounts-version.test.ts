@@ -56,6 +56,9 @@ test('writes to users and realms change the version; other tables and reads do n
   }
 });
 
+// Another connection's commits are looked for once per turn of the event loop.
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 test('a commit by another connection (a command-line action) changes the version', async () => {
   const file = join(dir, 'two-connections.sqlite3');
   const server = openSqlite({ source: file });
@@ -66,10 +69,13 @@ test('a commit by another connection (a command-line action) changes the version
     assert.equal(server.accountsVersion(), v0);
     // Any table: another connection's writes cannot be told apart, so all of them count.
     await sql`INSERT INTO user_messages (id) VALUES (7)`.execute(cli.db);
+    await nextTurn();
     const v1 = server.accountsVersion();
     assert.notEqual(v1, v0);
     assert.equal(server.accountsVersion(), v1);
     await sql`INSERT INTO users (id, name) VALUES (1, 'x')`.execute(cli.db);
+    assert.equal(server.accountsVersion(), v1, 'not within the same turn');
+    await nextTurn();
     assert.notEqual(server.accountsVersion(), v1);
   } finally {
     await cli.close();
