@@ -92,26 +92,32 @@ export async function listDirectMembers(db: Q, groupId: number): Promise<number[
   return rows.map((r) => r.user_id);
 }
 
+/** (group, id) rows in group and id order, gathered into one id list per group. */
+function gatherByGroup(rows: { group_id: number; id: number }[]): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  for (const r of rows) {
+    const list = out.get(r.group_id);
+    if (list) list.push(r.id);
+    else out.set(r.group_id, [r.id]);
+  }
+  return out;
+}
+
 /** Direct members of several groups, each list in id order (groups without members absent). */
 export async function listDirectMembersByGroup(
   db: Q,
   groupIds: number[],
 ): Promise<Map<number, number[]>> {
-  const out = new Map<number, number[]>();
-  if (groupIds.length === 0) return out;
-  const rows = await db
-    .selectFrom('user_group_members')
-    .select(['group_id', 'user_id'])
-    .where('group_id', 'in', groupIds)
-    .orderBy('group_id')
-    .orderBy('user_id')
-    .execute();
-  for (const r of rows) {
-    const list = out.get(r.group_id);
-    if (list) list.push(r.user_id);
-    else out.set(r.group_id, [r.user_id]);
-  }
-  return out;
+  if (groupIds.length === 0) return new Map();
+  return gatherByGroup(
+    await db
+      .selectFrom('user_group_members')
+      .select(['group_id', 'user_id as id'])
+      .where('group_id', 'in', groupIds)
+      .orderBy('group_id')
+      .orderBy('user_id')
+      .execute(),
+  );
 }
 
 /** Direct subgroups of several groups, each list in id order (groups without any absent). */
@@ -119,21 +125,16 @@ export async function listDirectSubgroupsByGroup(
   db: Q,
   groupIds: number[],
 ): Promise<Map<number, number[]>> {
-  const out = new Map<number, number[]>();
-  if (groupIds.length === 0) return out;
-  const rows = await db
-    .selectFrom('user_group_subgroups')
-    .select(['group_id', 'subgroup_id'])
-    .where('group_id', 'in', groupIds)
-    .orderBy('group_id')
-    .orderBy('subgroup_id')
-    .execute();
-  for (const r of rows) {
-    const list = out.get(r.group_id);
-    if (list) list.push(r.subgroup_id);
-    else out.set(r.group_id, [r.subgroup_id]);
-  }
-  return out;
+  if (groupIds.length === 0) return new Map();
+  return gatherByGroup(
+    await db
+      .selectFrom('user_group_subgroups')
+      .select(['group_id', 'subgroup_id as id'])
+      .where('group_id', 'in', groupIds)
+      .orderBy('group_id')
+      .orderBy('subgroup_id')
+      .execute(),
+  );
 }
 
 export async function listDirectSubgroups(db: Q, groupId: number): Promise<number[]> {
