@@ -22,6 +22,7 @@ import * as messagesStore from '../store/messages.ts';
 import * as mutedUsersStore from '../store/muted-users.ts';
 import type { ChannelRow, MessageRow, RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
+import type { RecipientRow } from '../store/users.ts';
 import {
   getChannelAccess,
   groupIdsOf,
@@ -257,7 +258,7 @@ interface Destination {
   topic: string;
   recipientId: number;
   /** Everyone who gets a row: the channel's subscribers and the sender, or the participants. */
-  recipients: UserRow[];
+  recipients: RecipientRow[];
   subscriberCount: number;
 }
 
@@ -275,7 +276,7 @@ async function resolveDestination(
     await checkCanPost(db, sender, channel, posters);
     checkTopicAllowed(topic, channel.topics_policy, settings.topicsPolicy, settings.emptyTopicName);
     const subscriberIds = await channelsStore.listSubscriberIds(db, channel.id);
-    const recipients = await usersStore.listUsersByIds(db, realm.id, [
+    const recipients = await usersStore.listRecipientsByIds(db, realm.id, [
       ...new Set([...subscriberIds, sender.id]),
     ]);
     return {
@@ -328,7 +329,7 @@ export async function sendInternalChannelMessage(
 ): Promise<{ id: number }> {
   const settings = realmMessageSettings(realm);
   const subscriberIds = await channelsStore.listSubscriberIds(work.db, channel.id);
-  const recipients = await usersStore.listUsersByIds(work.db, realm.id, [
+  const recipients = await usersStore.listRecipientsByIds(work.db, realm.id, [
     ...new Set([...subscriberIds, sender.id]),
   ]);
   const destination: Destination = {
@@ -442,7 +443,7 @@ async function deliverMessage(
     [...flags].map(([user_id, bits]) => ({ user_id, message_id: row.id, flags: bits })),
   );
   await enqueueOutgoingWebhooks(ctx, db, realm, sender, row, recipients, r.mentionedUserIds);
-  await emitMessageEvent(ctx, work, realm, row, channel, recipients, flags, {
+  await emitMessageEvent(ctx, work, realm, row, channel, sender, recipients, flags, {
     queueId: params.queueId,
     localId: params.localId,
   });
@@ -465,15 +466,16 @@ async function emitMessageEvent(
   realm: RealmRow,
   row: MessageRow,
   channel: ChannelRow | null,
-  recipients: UserRow[],
+  author: UserRow,
+  recipients: RecipientRow[],
   flags: Map<number, number>,
   echo: { queueId?: string; localId?: string },
 ): Promise<void> {
-  const knownSender = channel ? recipients.find((u) => u.id === row.sender_id) : undefined;
-  const loaded =
-    channel && knownSender
-      ? newChannelMessageForPresenting(row, knownSender, channel.name)
-      : (await loadForPresenting(work.db, realm.id, [row]))[0];
+  // A channel message is presented from the rows the send holds (the sender as the request
+  // authenticated it); a direct message's participants are loaded with it.
+  const loaded = channel
+    ? newChannelMessageForPresenting(row, author, channel.name)
+    : (await loadForPresenting(work.db, realm.id, [row]))[0];
   const canonical = presentMessage(
     loaded,
     presentOptions(realm, null, {
@@ -488,7 +490,7 @@ async function emitMessageEvent(
   // The answer depends only on the viewer's role (or being the sender), and each call reads
   // the sender's settings again: once per role, not once per recipient of a large channel.
   const seesEmail = new Map<number, boolean>();
-  const canSeeSenderEmail = (u: UserRow): boolean => {
+  const canSeeSenderEmail = (u: RecipientRow): boolean => {
     const key = u.id === sender.id ? -1 : u.role;
     let sees = seesEmail.get(key);
     if (sees === undefined) seesEmail.set(key, (sees = canSeeDeliveryEmail(u, sender)));
@@ -523,7 +525,7 @@ async function hideInaccessibleSender(
   db: Q,
   realm: RealmRow,
   sender: UserRow,
-  recipients: UserRow[],
+  recipients: RecipientRow[],
   message: Record<string, unknown>,
   perUser: Record<number, Record<string, unknown>>,
 ): Promise<void> {

@@ -21,6 +21,7 @@ import type {
   UserRow,
 } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
+import type { RecipientRow } from '../store/users.ts';
 import { presentMessageForWebhook } from './message-present.ts';
 import { sendInternalChannelMessage, sendInternalDirectMessage } from './messages.ts';
 import { withTransaction } from './transaction.ts';
@@ -31,7 +32,7 @@ export const RETRY_BACKOFF_SECONDS = [1, 2, 4];
 /** How much of a failing response the owner's notice quotes. */
 const QUOTED_BODY_CHARS = 1000;
 
-const isOutgoingBot = (u: UserRow): boolean =>
+const isOutgoingBot = (u: Pick<UserRow, 'is_bot' | 'bot_type' | 'is_active'>): boolean =>
   u.is_bot === 1 && u.bot_type === BOT_TYPE.outgoingWebhook && u.is_active === 1;
 
 /**
@@ -45,11 +46,11 @@ export async function enqueueOutgoingWebhooks(
   realm: RealmRow,
   sender: UserRow,
   message: MessageRow,
-  recipients: UserRow[],
+  recipients: RecipientRow[],
   mentionedUserIds: readonly number[],
 ): Promise<void> {
   if (sender.is_bot === 1) return;
-  let bots: UserRow[];
+  let bots: RecipientRow[];
   let trigger: string;
   if (message.channel_id === null) {
     bots = recipients.filter((u) => u.id !== sender.id && isOutgoingBot(u));

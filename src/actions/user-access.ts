@@ -36,7 +36,7 @@ async function conversationMates(db: Q, userId: number): Promise<Set<number>> {
  */
 export async function accessibleUserIdsForLimitedGuest(
   db: Q,
-  guest: UserRow,
+  guest: Pick<UserRow, 'id' | 'realm_id'>,
 ): Promise<Set<number>> {
   const mates = await usersStore.listUsersByIds(db, guest.realm_id, [
     ...(await conversationMates(db, guest.id)),
