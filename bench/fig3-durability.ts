@@ -25,7 +25,7 @@ async function alternate(
   opts: BenchOptions,
 ): Promise<{ pairs: Pair[]; runs: Record<string, unknown>[] }> {
   // 50 senders on a slow server need a few seconds before the counts mean anything.
-  const duration = opts.quick ? 3 : 4;
+  const duration = 3;
   await sendLoad(a.server, a, SENDERS, 1);
   await sendLoad(b.server, b, SENDERS, 1);
   const pairs: Pair[] = [];
@@ -128,7 +128,7 @@ async function pgFigures(opts: BenchOptions, baseUrl: string): Promise<FigureRes
     syncOn = await seedAndStart('fig3-pg-on', SPEC, { PARLEY_DATABASE_URL: on.url });
     syncOff = await seedAndStart('fig3-pg-off', SPEC, { PARLEY_DATABASE_URL: offUrl.href });
     const durability = await alternate(syncOff, syncOn, opts);
-    const duration = opts.quick ? 3 : 4;
+    const duration = 3;
     const floorPairs: Pair[] = [];
     const floorRuns: Record<string, unknown>[] = [];
     for (let i = 0; i < opts.rounds; i++) {

@@ -54,6 +54,7 @@ export async function figure6(opts: BenchOptions): Promise<FigureResult[]> {
     );
     const created = await createQueues(parley.server, owners);
     const r1 = await reading(parley.server);
+    progress(`fig6: ${opts.rounds + 1} rounds of ${k} parked polls on each side`);
     const idle = (r1.rss - r0.rss) / idleCount;
     const idleHeap = (r1.heap - r0.heap) / idleCount;
     const pollers = created.slice(0, k);
