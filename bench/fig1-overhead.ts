@@ -9,7 +9,7 @@ import {
   type FigureResult,
 } from './lib/common.ts';
 import { startFloor } from './lib/servers.ts';
-import { round, summarise, type Pair } from './lib/stats.ts';
+import { round, pairedValue, type Pair } from './lib/stats.ts';
 
 export async function figure1(opts: BenchOptions): Promise<FigureResult> {
   const parley = await seedAndStart('fig1', { users: 2, channels: [] });
@@ -52,19 +52,13 @@ export async function figure1(opts: BenchOptions): Promise<FigureResult> {
         parley: describeWindow(p.window),
       });
     }
-    const s = summarise(pairs);
     notes.push(`body ${Buffer.byteLength(body)} B; 10 connections, ${duration}s runs`);
     return {
       figure: '1',
       title: 'GET /users/me vs raw node:http',
       metric: 'throughput ratio',
-      value: round(s.median),
-      min: round(s.min),
-      max: round(s.max),
       target: '>= 0.90',
-      pass: s.median >= 0.9,
-      pairs: s.pairs,
-      discarded: s.discarded,
+      ...pairedValue(pairs, (m) => m >= 0.9),
       notes,
       detail: { runs },
     };

@@ -15,7 +15,7 @@ import {
 } from './lib/common.ts';
 import { watchCpu } from './lib/proc.ts';
 import { runScript, startFloor, type Server } from './lib/servers.ts';
-import { round, summarise, type Pair } from './lib/stats.ts';
+import { round, pairedValue, type Pair } from './lib/stats.ts';
 
 /** The form body of the n-th send (distinct content, ~200 bytes). */
 export function sendBody(channelId: number): (n: number) => string {
@@ -148,18 +148,12 @@ export async function figure2(opts: BenchOptions): Promise<FigureResult> {
     notes.push(
       `rows: ${rows.messages} messages / ${rows.userMessages} per-user rows for ${sent} answered sends + <= ${10 * parleyRuns} in flight at run ends (${rowsOk ? 'match' : 'MISMATCH'})`,
     );
-    const s = summarise(pairs);
     return {
       figure: '2',
       title: 'POST /messages, 10 subscribers, vs F',
       metric: 'throughput ratio',
-      value: round(s.median),
-      min: round(s.min),
-      max: round(s.max),
       target: '>= 0.60',
-      pass: s.median >= 0.6 && rowsOk,
-      pairs: s.pairs,
-      discarded: s.discarded,
+      ...pairedValue(pairs, (m) => m >= 0.6 && rowsOk),
       notes,
       detail: { runs, rows, sent },
     };

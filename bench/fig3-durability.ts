@@ -12,7 +12,7 @@ import {
 } from './lib/common.ts';
 import { countAsOurs, postgresCpuSeconds, watchCpu } from './lib/proc.ts';
 import { runScript } from './lib/servers.ts';
-import { round, summarise, type Pair } from './lib/stats.ts';
+import { round, pairedValue, type Pair } from './lib/stats.ts';
 import { countRows, sendLoad } from './fig2-send.ts';
 
 const SPEC = { users: 10, channels: [{ name: 'bench', subscribers: 'all' as const }] };
@@ -54,18 +54,12 @@ function row(
   notes: string[],
   detail: Record<string, unknown>,
 ): FigureResult {
-  const s = summarise(pairs);
   return {
     figure,
     title,
     metric: 'throughput ratio',
-    value: round(s.median),
-    min: round(s.min),
-    max: round(s.max),
     target,
-    pass: s.median >= min,
-    pairs: s.pairs,
-    discarded: s.discarded,
+    ...pairedValue(pairs, (m) => m >= min),
     notes,
     detail,
   };

@@ -24,7 +24,7 @@ import { closeAll, HttpConn, openMany, type Resp } from './lib/poller.ts';
 import type { ProbeStats } from './lib/probe.ts';
 import { watchCpu, type CpuWindow } from './lib/proc.ts';
 import { startFloor, type Server } from './lib/servers.ts';
-import { median, percentile, round, summarise, type Pair } from './lib/stats.ts';
+import { median, percentile, round, pairedValue, type Pair } from './lib/stats.ts';
 import { sendBody } from './fig2-send.ts';
 
 export interface FanoutRound {
@@ -138,7 +138,6 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
     ratio: r.parley.p99 / r.floor.p99,
     disturbed: r.floor.window.disturbed || r.parley.window.disturbed,
   }));
-  const s = summarise(pairs);
   const bad = rounds.reduce(
     (n, r) =>
       n +
@@ -154,13 +153,8 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
     figure: k > 1000 ? '4b' : '4a',
     title: `fan-out to K=${k} parked polls, p99 vs bare floor`,
     metric: 'p99 latency ratio (lower is better)',
-    value: round(s.median),
-    min: round(s.min),
-    max: round(s.max),
     target: '<= 1.5',
-    pass: s.median <= 1.5 && bad === 0,
-    pairs: s.pairs,
-    discarded: s.discarded,
+    ...pairedValue(pairs, (m) => m <= 1.5 && bad === 0),
     notes: [
       `p99 ms floor ${rounds.map((r) => fmt(r.floor.p99)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.p99)).join('/')}; last receiver Parley ${rounds.map((r) => fmt(r.parley.last)).join('/')} ms`,
       `errors/dropped/wrong responses: ${bad}`,

@@ -7,7 +7,7 @@ import { pollPath, settle, type Poller } from './lib/fanout.ts';
 import { closeAll, HttpConn, openMany, type Resp } from './lib/poller.ts';
 import { processCpuSeconds, watchCpu, type CpuWindow } from './lib/proc.ts';
 import { startFloor, type Server } from './lib/servers.ts';
-import { round, summarise, type Pair } from './lib/stats.ts';
+import { round, pairedValue, type Pair } from './lib/stats.ts';
 import { sendBody } from './fig2-send.ts';
 import { fanoutFixture } from './fig4-fanout.ts';
 
@@ -108,19 +108,13 @@ export async function figure5(opts: BenchOptions): Promise<FigureResult> {
         foreign: [round(f.window.foreignShare, 2), round(p.window.foreignShare, 2)],
       });
     }
-    const s = summarise(pairs);
     const bad = runs.reduce((n, r) => n + (r.bad as number), 0);
     return {
       figure: '5',
       title: `server CPU per delivered event, K=${K}`,
       metric: 'CPU ratio (lower is better)',
-      value: round(s.median),
-      min: round(s.min),
-      max: round(s.max),
       target: '<= 1.5',
-      pass: s.median <= 1.5 && bad === 0,
-      pairs: s.pairs,
-      discarded: s.discarded,
+      ...pairedValue(pairs, (m) => m <= 1.5 && bad === 0),
       notes: [
         `µs per event floor ${runs.map((r) => r.floorUs).join('/')}, Parley ${runs.map((r) => r.parleyUs).join('/')}; bad responses ${bad}`,
         'CPU from /proc/<pid>/stat (10 ms ticks) over the sends, responses and re-polls',

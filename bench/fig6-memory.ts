@@ -7,7 +7,7 @@ import { closeAll, openMany, type Resp } from './lib/poller.ts';
 import type { ProbeStats } from './lib/probe.ts';
 import { processRssBytes } from './lib/proc.ts';
 import { startFloor, type Server } from './lib/servers.ts';
-import { round, summarise, type Pair } from './lib/stats.ts';
+import { round, pairedValue, type Pair } from './lib/stats.ts';
 
 interface Reading {
   rss: number;
@@ -77,19 +77,13 @@ export async function figure6(opts: BenchOptions): Promise<FigureResult[]> {
         heapKB: [kb(f.heap), kb(p.heap)],
       });
     }
-    const s = summarise(pairs);
     return [
       {
         figure: '6a',
         title: `memory per queue with a parked poll, K=${k}`,
         metric: 'RSS ratio (lower is better)',
-        value: round(s.median),
-        min: round(s.min),
-        max: round(s.max),
         target: '<= 1.5',
-        pass: s.median <= 1.5,
-        pairs: s.pairs,
-        discarded: s.discarded,
+        ...pairedValue(pairs, (m) => m <= 1.5),
         notes: [
           `KB per parked request floor ${runs.map((r) => r.floorKB).join('/')}; Parley per queue (idle ${kb(idle)} + parked) ${runs.map((r) => r.parleyQueueKB).join('/')}`,
         ],

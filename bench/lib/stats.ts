@@ -46,6 +46,25 @@ export function summarise(pairs: Pair[]): RatioSummary {
   };
 }
 
+/**
+ * The result fields of a figure measured as pairwise ratios: the median and min–max of the
+ * pairs summarise() keeps, whether the median passes, and how many pairs were used and left out.
+ */
+export function pairedValue(
+  pairs: Pair[],
+  passes: (median: number) => boolean,
+): { value: number; min: number; max: number; pass: boolean; pairs: number; discarded: number } {
+  const s = summarise(pairs);
+  return {
+    value: round(s.median),
+    min: round(s.min),
+    max: round(s.max),
+    pass: passes(s.median),
+    pairs: s.pairs,
+    discarded: s.discarded,
+  };
+}
+
 export const round = (x: number, digits = 3): number =>
   Number.isFinite(x) ? Number(x.toFixed(digits)) : x;
 

@@ -6,6 +6,7 @@
 // badKey, noAuth) get UNAUTHORIZED on every authenticated route unless a row says so.
 import type { TestApp } from '../support/app.ts';
 import type { Params } from '../support/client.ts';
+import { ROLE_KEYS } from '../support/fixture.ts';
 import { err, type Who } from '../support/callers.ts';
 import { animated, COLORS, solidPng } from '../support/images.ts';
 import { sendToChannel } from '../support/messages.ts';
@@ -59,17 +60,7 @@ const INSUFFICIENT_400 = no(400, 'Insufficient permission');
 const NOT_GUEST = no(400, 'Not allowed for guest users');
 const NO_BOTS = no(400, 'This endpoint does not accept bot requests.');
 
-export const ANYONE: readonly Who[] = [
-  'owner',
-  'admin',
-  'moderator',
-  'member',
-  'guest',
-  'bot',
-  'deactivated',
-  'badKey',
-  'noAuth',
-];
+export const ANYONE: readonly Who[] = [...ROLE_KEYS, 'badKey', 'noAuth'];
 export const USERS: readonly Who[] = ['owner', 'admin', 'moderator', 'member', 'guest', 'bot'];
 export const HUMANS: readonly Who[] = ['owner', 'admin', 'moderator', 'member', 'guest'];
 export const NON_GUESTS: readonly Who[] = ['owner', 'admin', 'moderator', 'member', 'bot'];
