@@ -262,6 +262,21 @@ interface Destination {
   subscriberCount: number;
 }
 
+/** A channel message's recipients: the active subscribers and the sender, by id. */
+async function channelRecipients(
+  db: Q,
+  channel: ChannelRow,
+  sender: UserRow,
+): Promise<Pick<Destination, 'recipients' | 'subscriberCount'>> {
+  const recipients = await channelsStore.listSubscriberRecipients(db, channel.id);
+  const subscriberCount = recipients.length;
+  // The sender's own row is the request's: no need to read it again.
+  const at = recipients.findIndex((u) => u.id >= sender.id);
+  if (at === -1) recipients.push(sender);
+  else if (recipients[at].id !== sender.id) recipients.splice(at, 0, sender);
+  return { recipients, subscriberCount };
+}
+
 /** Where a message goes and who receives it, with the permission checks for that. */
 async function resolveDestination(
   db: Q,
@@ -275,16 +290,11 @@ async function resolveDestination(
     const topic = normalizeTopic(params.topic ?? '', settings.emptyTopicName);
     await checkCanPost(db, sender, channel, posters);
     checkTopicAllowed(topic, channel.topics_policy, settings.topicsPolicy, settings.emptyTopicName);
-    const subscriberIds = await channelsStore.listSubscriberIds(db, channel.id);
-    const recipients = await usersStore.listRecipientsByIds(db, realm.id, [
-      ...new Set([...subscriberIds, sender.id]),
-    ]);
     return {
       channel,
       topic,
       recipientId: channel.recipient_id!,
-      recipients,
-      subscriberCount: subscriberIds.length,
+      ...(await channelRecipients(db, channel, sender)),
     };
   }
   const others = await resolveDirectRecipients(db, actor, params.to);
@@ -328,16 +338,11 @@ export async function sendInternalChannelMessage(
   content: string,
 ): Promise<{ id: number }> {
   const settings = realmMessageSettings(realm);
-  const subscriberIds = await channelsStore.listSubscriberIds(work.db, channel.id);
-  const recipients = await usersStore.listRecipientsByIds(work.db, realm.id, [
-    ...new Set([...subscriberIds, sender.id]),
-  ]);
   const destination: Destination = {
     channel,
     topic: normalizeTopic(topic, settings.emptyTopicName),
     recipientId: channel.recipient_id!,
-    recipients,
-    subscriberCount: subscriberIds.length,
+    ...(await channelRecipients(work.db, channel, sender)),
   };
   return deliverMessage(
     ctx,
@@ -425,10 +430,12 @@ async function deliverMessage(
   });
   checkpoint('message-inserted');
   const readBySender = params.readBySender ?? defaultReadBySender(params.client);
-  const alertWords = await messagesStore.listAlertWords(
-    db,
-    recipients.map((u) => u.id),
-  );
+  const alertWords = channel
+    ? await messagesStore.listChannelAlertWords(db, channel.id, sender.id)
+    : await messagesStore.listAlertWords(
+        db,
+        recipients.map((u) => u.id),
+      );
   // A message from someone the recipient muted arrives read, as muting marked the older ones.
   const muters = await mutedUsersStore.listMuterIds(db, sender.id);
   const flags = new Map<number, number>();

@@ -26,8 +26,31 @@ export async function insertMessage(db: Q, row: NewMessage): Promise<MessageRow>
 }
 
 export async function insertUserMessages(db: Q, rows: UserMessageRow[]): Promise<void> {
-  for (const part of chunks(rows)) await db.insertInto('user_messages').values(part).execute();
+  let at = 0;
+  // A large channel's rows go through one statement compiled once: building and compiling
+  // an INSERT of hundreds of rows through Kysely costs more than SQLite takes to run it.
+  for (; at + USER_MESSAGE_BATCH <= rows.length; at += USER_MESSAGE_BATCH) {
+    const args: number[] = [];
+    for (let i = at; i < at + USER_MESSAGE_BATCH; i++) {
+      args.push(rows[i].user_id, rows[i].message_id, rows[i].flags);
+    }
+    await insertUserMessageBatch.all(db, ...args);
+  }
+  if (at < rows.length) await db.insertInto('user_messages').values(rows.slice(at)).execute();
 }
+
+/** Rows per compiled INSERT: 3 parameters each, under every database's parameter limit. */
+const USER_MESSAGE_BATCH = 200;
+
+const insertUserMessageBatch = compiledQuery(3 * USER_MESSAGE_BATCH, (db, ...args: number[]) =>
+  db.insertInto('user_messages').values(
+    Array.from({ length: USER_MESSAGE_BATCH }, (_, i) => ({
+      user_id: args[3 * i],
+      message_id: args[3 * i + 1],
+      flags: args[3 * i + 2],
+    })),
+  ),
+);
 
 export async function getMessage(
   db: Q,
@@ -389,18 +412,54 @@ export async function listRecentDirectMessages(
 
 /** Each user's alert words. */
 export async function listAlertWords(db: Q, userIds: number[]): Promise<Map<number, string[]>> {
-  const out = new Map<number, string[]>();
+  const rows: Array<{ user_id: number; word: string }> = [];
   for (const part of chunks([...new Set(userIds)])) {
-    const rows = await db
-      .selectFrom('alert_words')
-      .select(['user_id', 'word'])
-      .where('user_id', 'in', part)
-      .execute();
-    for (const r of rows) {
-      const list = out.get(r.user_id);
-      if (list) list.push(r.word);
-      else out.set(r.user_id, [r.word]);
-    }
+    rows.push(
+      ...(await db
+        .selectFrom('alert_words')
+        .select(['user_id', 'word'])
+        .where('user_id', 'in', part)
+        .execute()),
+    );
+  }
+  return groupAlertWords(rows);
+}
+
+/** The alert words of a user and of a channel's active subscribers, by user. */
+export async function listChannelAlertWords(
+  db: Q,
+  channelId: number,
+  userId: number,
+): Promise<Map<number, string[]>> {
+  return groupAlertWords(await channelAlertWords.all(db, userId, channelId));
+}
+
+const channelAlertWords = compiledQuery(2, (db, userId: number, channelId: number) =>
+  db
+    .selectFrom('alert_words')
+    .select(['user_id', 'word'])
+    .where((eb) =>
+      eb.or([
+        eb('user_id', '=', userId),
+        eb(
+          'user_id',
+          'in',
+          eb
+            .selectFrom('subscriptions')
+            .select('user_id')
+            .where('channel_id', '=', channelId)
+            .where('active', '=', 1),
+        ),
+      ]),
+    ),
+);
+
+function groupAlertWords(rows: Array<{ user_id: number; word: string }>): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  for (const r of rows) {
+    const list = out.get(r.user_id);
+    if (list) list.push(r.word);
+    else out.set(r.user_id, [r.word]);
   }
   return out;
 }

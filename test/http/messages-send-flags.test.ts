@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { insertGroup, addGroupMembers } from '../../src/store/user-groups.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
-import { systemGroups } from '../support/channels.ts';
+import { subscribersOf, systemGroups } from '../support/channels.ts';
 import { captureNotices, ids, type NoticeLog } from '../support/notices.ts';
 import { drainEvents, registerQueue, withoutIds } from '../support/events.ts';
 import type { FixtureUser } from '../support/fixture.ts';
@@ -82,6 +82,46 @@ describe('flags at send', () => {
       [t.fx.admin.id]: 0,
       [t.fx.member.id]: 0,
       [t.fx.moderator.id]: 0,
+    });
+  });
+
+  test('a channel of hundreds: each active subscriber one row with their own flags', async () => {
+    // More subscribers than one batch of delivery rows (200), so rows go in several batches.
+    const readers: FixtureUser[] = [];
+    for (let i = 0; i < 230; i++) {
+      readers.push(await addUser(t, `Reader ${i}`, { channels: [t.fx.channels.general.id] }));
+    }
+    const [mentioned, alerted, gone] = [readers[150], readers[221], readers[60]];
+    await t.ctx.db
+      .insertInto('alert_words')
+      .values({ user_id: alerted.id, word: 'kiwi' })
+      .execute();
+    await t.ctx.db.updateTable('users').set({ is_active: 0 }).where('id', '=', gone.id).execute();
+    await log.take();
+    const id = await sendToChannel(
+      t,
+      t.fx.moderator,
+      t.fx.channels.general,
+      't',
+      '@**Reader 150** kiwi?',
+    );
+    const expected: Record<number, number> = {};
+    for (const userId of subscribersOf(t, 'general')) expected[userId] = 0;
+    for (const u of readers) if (u !== gone) expected[u.id] = 0;
+    expected[mentioned.id] = MENTIONED;
+    expected[alerted.id] = ALERT;
+    assert.deepEqual(await rowsOf(t, id), expected);
+    const [notice] = await log.takeRaw();
+    assert.equal(notice.event.type, 'message');
+    assert.deepEqual(
+      notice.users,
+      Object.keys(expected)
+        .map(Number)
+        .sort((a, b) => a - b),
+    );
+    assert.deepEqual(notice.perUser?.[alerted.id], {
+      flags: ['has_alert_word'],
+      __gravatar_avatar_null: true,
     });
   });
 
