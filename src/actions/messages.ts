@@ -40,7 +40,7 @@ import {
 import { renderMessage, renderingFlags, type MessageRendering } from './message-render.ts';
 import { enqueueOutgoingWebhooks } from './outgoing-webhooks.ts';
 import { hasRealmPermission, isUserInGroup } from './permissions.ts';
-import { checkpoint, withTransaction, type Work } from './transaction.ts';
+import { checkpoint, nextTurn, withTransaction, type Work } from './transaction.ts';
 import {
   accessibleUserIds,
   accessibleUserIdsForLimitedGuest,
@@ -384,6 +384,9 @@ export async function sendInternalDirectMessage(
   );
 }
 
+/** Delivery rows written between two turns of the event loop in a large send. */
+const ROWS_PER_TURN = 2000;
+
 /** Render, store and announce a message to a resolved destination. */
 async function deliverMessage(
   ctx: AppContext,
@@ -397,6 +400,10 @@ async function deliverMessage(
   const { realm, user: sender } = actor;
   const db = work.db;
   const { channel, topic, recipientId, recipients, subscriberCount } = destination;
+  // A large send lets other requests in between its steps (reading the recipients, writing
+  // their rows, committing) rather than holding the process for all of them at once.
+  const large = recipients.length > ROWS_PER_TURN;
+  if (large) await nextTurn();
   const rendering = await renderMessage(ctx, db, realm, sender, content, {
     checkGroupMentions: !internal,
   });
@@ -445,10 +452,11 @@ async function deliverMessage(
     if (muters.has(u.id)) bits |= FLAG_BITS.read;
     flags.set(u.id, bits);
   }
-  await messagesStore.insertUserMessages(
-    db,
-    [...flags].map(([user_id, bits]) => ({ user_id, message_id: row.id, flags: bits })),
-  );
+  const rows = [...flags].map(([user_id, bits]) => ({ user_id, message_id: row.id, flags: bits }));
+  for (let at = 0; at < rows.length; at += ROWS_PER_TURN) {
+    if (at > 0) await nextTurn();
+    await messagesStore.insertUserMessages(db, rows.slice(at, at + ROWS_PER_TURN));
+  }
   await enqueueOutgoingWebhooks(ctx, db, realm, sender, row, recipients, r.mentionedUserIds);
   await emitMessageEvent(ctx, work, realm, row, channel, sender, recipients, flags, {
     queueId: params.queueId,
@@ -458,6 +466,7 @@ async function deliverMessage(
   if (channel && firstBefore!.get(channel.id) === null) {
     await announceFirstMessageIds(work, realm, [channel], firstBefore!);
   }
+  if (large) await nextTurn();
   return { id: row.id };
 }
 

@@ -32,6 +32,17 @@ export function checkpoint(point: string): void {
 }
 
 /**
+ * Let the event loop turn in the middle of long work inside a transaction. On SQLite a
+ * transaction runs in one macrotask unless it yields: a send to 10,000 subscribers would
+ * hold every other request for its whole length. Requests that need the database wait for
+ * the commit anyway (the connection is the transaction's); the others, answered from memory
+ * (authentication, server settings, parked polls), go on meanwhile.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
  * Run fn in a transaction of the realm. realmId is null only for work that emits nothing
  * (creating an organization).
  */

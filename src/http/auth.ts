@@ -18,10 +18,7 @@ export async function realmForRequest(
   ctx: AppContext,
   request: FastifyRequest,
 ): Promise<RealmRow | undefined> {
-  return realmsStore.getRealmByStringId(
-    ctx.db,
-    subdomainOf(request.hostname, ctx.config.externalUrl),
-  );
+  return readRealm(ctx, subdomainOf(request.hostname, ctx.config.externalUrl));
 }
 
 function parseBasic(header: string | undefined): { email: string; key: string } {
@@ -41,46 +38,63 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** The rows behind a key, read while the store's accounts version was `version`. */
-interface KnownKey {
+/** Rows read while the store's accounts version was `version`. */
+interface Known<T> {
   version: number;
-  realm: RealmRow | undefined;
-  user: UserRow | undefined;
+  value: T;
 }
 
 /**
- * Keys recently authenticated, per store. Every request used to read its organization and
- * user again, two of the four queries of a light request; while the store reports no write
- * to a users or realms row since they were read, the same rows are reused (frozen, since
- * requests share them). Any such write, by this process or another, invalidates every entry
- * at once, so a deactivation, a new key or a role change is seen by the very next request.
+ * Recently read rows, per store, reused while the store reports no write to a users or
+ * realms row since they were read (frozen, since requests share them). Any such write, by
+ * this process or another, invalidates every entry at once, so a deactivation, a new key or
+ * a role change is seen by the very next request. Without them every request read its
+ * organization and user again: two of the four queries of a light request, and a wait for
+ * the connection behind any long transaction.
  */
-const knownKeys = new WeakMap<object, Map<string, KnownKey>>();
-const KNOWN_KEYS_MAX = 10_000;
+class KnownRows<T> {
+  private readonly byStore = new WeakMap<object, Map<string, Known<T>>>();
 
-async function readKey(
+  constructor(private readonly max: number) {}
+
+  async read(ctx: AppContext, key: string, load: () => Promise<T>): Promise<T> {
+    const version = ctx.store.accountsVersion();
+    let known = this.byStore.get(ctx.store);
+    const hit = known?.get(key);
+    if (hit && hit.version === version) return hit.value;
+    const value = await load();
+    if (version !== null) {
+      if (!known) this.byStore.set(ctx.store, (known = new Map()));
+      if (known.size >= this.max) known.clear();
+      known.set(key, { version, value });
+    }
+    return value;
+  }
+}
+
+const knownRealms = new KnownRows<RealmRow | undefined>(1000);
+const knownKeys = new KnownRows<{ realm: RealmRow | undefined; user: UserRow | undefined }>(10_000);
+
+/** The organization a host names. */
+function readRealm(ctx: AppContext, host: string): Promise<RealmRow | undefined> {
+  return knownRealms.read(ctx, host, async () => {
+    const realm = await realmsStore.getRealmByStringId(ctx.db, host);
+    return realm && Object.freeze(realm);
+  });
+}
+
+/** The organization and user behind an API key used on a host. */
+function readKey(
   ctx: AppContext,
   request: FastifyRequest,
   key: string,
 ): Promise<{ realm: RealmRow | undefined; user: UserRow | undefined }> {
   const host = subdomainOf(request.hostname, ctx.config.externalUrl);
-  const version = ctx.store.accountsVersion();
-  let known = knownKeys.get(ctx.store);
-  const cacheKey = `${host}\n${key}`;
-  const hit = known?.get(cacheKey);
-  if (hit && hit.version === version) return hit;
-  const realm = await realmsStore.getRealmByStringId(ctx.db, host);
-  const user = realm ? await usersStore.getUserByApiKey(ctx.db, key) : undefined;
-  if (version !== null) {
-    if (!known) knownKeys.set(ctx.store, (known = new Map()));
-    if (known.size >= KNOWN_KEYS_MAX) known.clear();
-    known.set(cacheKey, {
-      version,
-      realm: realm && Object.freeze(realm),
-      user: user && Object.freeze(user),
-    });
-  }
-  return { realm, user };
+  return knownKeys.read(ctx, `${host}\n${key}`, async () => {
+    const realm = await readRealm(ctx, host);
+    const user = realm ? await usersStore.getUserByApiKey(ctx.db, key) : undefined;
+    return { realm, user: user && Object.freeze(user) };
+  });
 }
 
 export async function authenticate(ctx: AppContext, request: FastifyRequest): Promise<Actor> {

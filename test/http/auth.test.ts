@@ -105,6 +105,23 @@ test('a change to the user or organization is seen by the very next request', as
   assert.equal((await me()).status, 200);
 });
 
+test('a change to the organization is seen by the very next request that needs no key', async () => {
+  const settings = async () => (await t.as(null).get('/server_settings')).body.realm_name as string;
+  const name = await settings();
+  assert.equal(await settings(), name, 'a second request, answered from the known row');
+  await t.ctx.db
+    .updateTable('realms')
+    .set({ name: 'Renamed outside' })
+    .where('id', '=', t.fx.realm.id)
+    .execute();
+  try {
+    assert.equal(await settings(), 'Renamed outside');
+  } finally {
+    await t.ctx.db.updateTable('realms').set({ name }).where('id', '=', t.fx.realm.id).execute();
+  }
+  assert.equal(await settings(), name);
+});
+
 test("a bot's regenerated key replaces the old one at once", async () => {
   const bot = t.as(t.fx.bot);
   assert.equal((await bot.get('/users/me')).status, 200);
