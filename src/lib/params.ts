@@ -151,8 +151,16 @@ function containsNul(value: unknown): boolean {
   return false;
 }
 
+/**
+ * Thrown instead of an error while matches() tries a union's branches: a branch that does
+ * not fit is the common case (every `to` of a channel send tries the integer branch first),
+ * and an Error's stack trace costs more than the rest of the parse.
+ */
+const NO_MATCH = new JsonableError('no match');
+let probing = 0;
+
 function typeError(msg: string): JsonableError {
-  return new JsonableError(msg, 'BAD_REQUEST', 400);
+  return probing > 0 ? NO_MATCH : new JsonableError(msg, 'BAD_REQUEST', 400);
 }
 
 function invalid(path: string): JsonableError {
@@ -210,11 +218,14 @@ export function jsonDepth(value: unknown): number {
 }
 
 function matches(schema: JsonSchema, value: unknown): boolean {
+  probing++;
   try {
     checkValue('', schema, value);
     return true;
   } catch {
     return false;
+  } finally {
+    probing--;
   }
 }
 
@@ -239,11 +250,10 @@ function checkValue(path: string, schema: JsonSchema, value: unknown): unknown {
   switch (schema.type) {
     case 'string': {
       if (typeof value !== 'string') throw typeError(`${path} is not a string`);
-      const length = [...value].length;
-      if (schema.maxLength !== undefined && length > schema.maxLength) {
+      if (schema.maxLength !== undefined && tooLong(value, schema.maxLength)) {
         throw typeError(`${path} is too long (limit: ${schema.maxLength} characters)`);
       }
-      if (schema.minLength !== undefined && length < schema.minLength) {
+      if (schema.minLength !== undefined && tooShort(value, schema.minLength)) {
         throw typeError(
           schema.minLength === 1 ? `${path} cannot be blank` : `${path} is too short.`,
         );
@@ -286,6 +296,30 @@ function checkValue(path: string, schema: JsonSchema, value: unknown): unknown {
     default:
       return value;
   }
+}
+
+// Limits count characters (code points). A string has at least half as many of them as
+// UTF-16 units and at most as many, so most strings are judged without counting.
+function codePoints(value: string): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const unit = value.charCodeAt(i);
+    // A high surrogate followed by a low one is one character.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < value.length) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+function tooLong(value: string, max: number): boolean {
+  return value.length > max && codePoints(value) > max;
+}
+
+function tooShort(value: string, min: number): boolean {
+  return value.length < min || (value.length < 2 * min && codePoints(value) < min);
 }
 
 function checkRange(path: string, schema: JsonSchema, value: number): number {

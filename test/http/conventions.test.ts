@@ -109,6 +109,18 @@ describe('typed parameter validation', () => {
     }
   });
 
+  test('length limits count characters, not UTF-16 units', async () => {
+    // Each of these emoji is two UTF-16 units: 100 of them are 100 characters.
+    const add = (word: string) =>
+      admin().post('/users/me/alert_words', { alert_words: JSON.stringify([word]) });
+    assert.equal((await add('😀'.repeat(100))).status, 200);
+    const long = await add(`${'😀'.repeat(100)}x`);
+    assert.deepEqual(
+      [long.status, long.body],
+      [400, err('alert_words[0] is too long (limit: 100 characters)')],
+    );
+  });
+
   test('NUL is refused in any parameter, path segments included', async () => {
     const cases: Array<[string, string, Record<string, unknown>, string]> = [
       ['PATCH', '/settings', { full_name: 'A\u0000B' }, 'full_name must not contain null bytes'],
