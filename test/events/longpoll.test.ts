@@ -16,7 +16,7 @@ interface Live {
     path: string,
     params?: Record<string, unknown>,
     signal?: AbortSignal,
-  ): Promise<{ status: number; body: Record<string, unknown> }>;
+  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers; text: string }>;
 }
 
 async function withServer(fn: (live: Live) => Promise<void>, opts?: TestAppOptions): Promise<void> {
@@ -37,7 +37,9 @@ async function withServer(fn: (live: Live) => Promise<void>, opts?: TestAppOptio
           },
           ...(method === 'GET' ? {} : { body: encodeParams(params) }),
         });
-        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+        const text = await res.text();
+        const body = JSON.parse(text) as Record<string, unknown>;
+        return { status: res.status, body, headers: res.headers, text };
       },
     });
   } finally {
@@ -55,6 +57,9 @@ async function register(live: Live, who: FixtureUser): Promise<string> {
   assert.equal(res.status, 200);
   return String(res.body.queue_id);
 }
+
+/** Rate limits on, so answers carry their headers. */
+const RATE_LIMITED: TestAppOptions = { config: { rateLimit: { max: 200, windowSeconds: 60 } } };
 
 const parkedOn = (live: Live, queueId: string) => () =>
   live.t.ctx.queues.inspect(queueId)?.parked === true;
@@ -77,7 +82,11 @@ test('a parked poll wakes on an event', () =>
       ],
       queue_id: queueId,
     });
-  }));
+    // Written straight to the socket (route.ts, writeDirect), with the usual headers.
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(res.headers.get('content-length'), String(Buffer.byteLength(res.text)));
+    assert.equal(res.headers.get('x-ratelimit-limit'), '200');
+  }, RATE_LIMITED));
 
 test('dont_block answers at once; a heartbeat ends a quiet poll', () =>
   withServer(

@@ -85,6 +85,7 @@ export const eventsRoutes = [
     summary: 'Get events from an event queue (long-poll)',
     tags: ['real_time_events'],
     auth: 'user',
+    writeDirect: true,
     params: Type.Object({
       queue_id: Type.Optional(Type.String({ maxLength: 100 })),
       last_event_id: Type.Optional(Type.Integer()),
