@@ -50,13 +50,16 @@ export async function getChannelByName(
   realmId: number,
   name: string,
 ): Promise<ChannelRow | undefined> {
-  return db
+  return channelByNameKey.first(db, realmId, name.trim().toLowerCase());
+}
+
+const channelByNameKey = compiledQuery(2, (db, realmId: number, nameKey: string) =>
+  db
     .selectFrom('channels')
     .selectAll()
     .where('realm_id', '=', realmId)
-    .where('name_key', '=', name.trim().toLowerCase())
-    .executeTakeFirst();
-}
+    .where('name_key', '=', nameKey),
+);
 
 export async function listChannels(db: Q, realmId: number): Promise<ChannelRow[]> {
   return db

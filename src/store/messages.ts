@@ -1,6 +1,6 @@
 // Messages, their conversations and per-user delivery rows.
 import { sql } from 'kysely';
-import { compiledQuery } from './compiled.ts';
+import { compiledQuery, type CompiledQueryRunner } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { MessageRow, ReactionRow, RecipientRow } from './schema.ts';
 
@@ -22,35 +22,83 @@ function chunks<T>(items: T[], size = CHUNK): T[][] {
 }
 
 export async function insertMessage(db: Q, row: NewMessage): Promise<MessageRow> {
-  return db.insertInto('messages').values(row).returningAll().executeTakeFirstOrThrow();
+  const inserted = await messageInsert.first(db, ...MESSAGE_COLUMNS.map((c) => row[c]));
+  if (!inserted) throw new Error('insertMessage: no row returned');
+  return inserted;
 }
+
+/** Every column of a new message, in the compiled INSERT's parameter order. */
+const MESSAGE_COLUMNS = [
+  'realm_id',
+  'recipient_id',
+  'channel_id',
+  'sender_id',
+  'topic',
+  'content',
+  'rendered_content',
+  'date_sent',
+  'sending_client',
+  'is_me_message',
+  'last_edit_time',
+  'last_moved_time',
+  'edit_history',
+  'has_link',
+  'has_image',
+  'has_attachment',
+] as const satisfies ReadonlyArray<keyof NewMessage>;
+// A column added to messages and not listed above fails to compile here.
+const everyMessageColumn: Exclude<keyof NewMessage, (typeof MESSAGE_COLUMNS)[number]> extends never
+  ? true
+  : never = true;
+void everyMessageColumn;
+
+const messageInsert = compiledQuery(MESSAGE_COLUMNS.length, (db, ...values: unknown[]) =>
+  db
+    .insertInto('messages')
+    .values(Object.fromEntries(MESSAGE_COLUMNS.map((c, i) => [c, values[i]])) as NewMessage)
+    .returningAll(),
+);
 
 export async function insertUserMessages(db: Q, rows: UserMessageRow[]): Promise<void> {
+  // Every statement here is compiled once per size: building and compiling an INSERT of many
+  // rows through Kysely costs more than SQLite takes to run it. Large sends go 200 rows at a
+  // time, the rest 32 at a time and then the exact remainder (at most 33 shapes in all).
   let at = 0;
-  // A large channel's rows go through one statement compiled once: building and compiling
-  // an INSERT of hundreds of rows through Kysely costs more than SQLite takes to run it.
-  for (; at + USER_MESSAGE_BATCH <= rows.length; at += USER_MESSAGE_BATCH) {
+  while (at < rows.length) {
+    const left = rows.length - at;
+    const size =
+      left >= USER_MESSAGE_BATCH ? USER_MESSAGE_BATCH : left > SMALL_BATCH ? SMALL_BATCH : left;
     const args: number[] = [];
-    for (let i = at; i < at + USER_MESSAGE_BATCH; i++) {
+    for (let i = at; i < at + size; i++) {
       args.push(rows[i].user_id, rows[i].message_id, rows[i].flags);
     }
-    await insertUserMessageBatch.all(db, ...args);
+    await userMessageInsert(size).all(db, ...args);
+    at += size;
   }
-  if (at < rows.length) await db.insertInto('user_messages').values(rows.slice(at)).execute();
 }
 
-/** Rows per compiled INSERT: 3 parameters each, under every database's parameter limit. */
+/** Rows per INSERT of a large send: 3 parameters each, under every database's limit. */
 const USER_MESSAGE_BATCH = 200;
+const SMALL_BATCH = 32;
 
-const insertUserMessageBatch = compiledQuery(3 * USER_MESSAGE_BATCH, (db, ...args: number[]) =>
-  db.insertInto('user_messages').values(
-    Array.from({ length: USER_MESSAGE_BATCH }, (_, i) => ({
-      user_id: args[3 * i],
-      message_id: args[3 * i + 1],
-      flags: args[3 * i + 2],
-    })),
-  ),
-);
+const userMessageInserts = new Map<number, CompiledQueryRunner<number[], unknown>>();
+
+function userMessageInsert(size: number): CompiledQueryRunner<number[], unknown> {
+  let insert = userMessageInserts.get(size);
+  if (!insert) {
+    insert = compiledQuery(3 * size, (db, ...args: number[]) =>
+      db.insertInto('user_messages').values(
+        Array.from({ length: size }, (_, i) => ({
+          user_id: args[3 * i],
+          message_id: args[3 * i + 1],
+          flags: args[3 * i + 2],
+        })),
+      ),
+    );
+    userMessageInserts.set(size, insert);
+  }
+  return insert;
+}
 
 export async function getMessage(
   db: Q,

@@ -1,4 +1,5 @@
 // Users a user has muted.
+import { compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 
 export interface MutedUser {
@@ -30,13 +31,13 @@ export async function isMuted(db: Q, userId: number, mutedUserId: number): Promi
 
 /** Who has muted this user. */
 export async function listMuterIds(db: Q, mutedUserId: number): Promise<Set<number>> {
-  const rows = await db
-    .selectFrom('muted_users')
-    .select('user_id')
-    .where('muted_user_id', '=', mutedUserId)
-    .execute();
+  const rows = await muterIds.all(db, mutedUserId);
   return new Set(rows.map((r) => r.user_id));
 }
+
+const muterIds = compiledQuery(1, (db, mutedUserId: number) =>
+  db.selectFrom('muted_users').select('user_id').where('muted_user_id', '=', mutedUserId),
+);
 
 export async function insertMutedUser(
   db: Q,

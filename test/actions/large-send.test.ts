@@ -7,7 +7,7 @@ import { setFaultHook } from '../../src/actions/transaction.ts';
 import { ROLE } from '../../src/lib/roles.ts';
 import * as channelsStore from '../../src/store/channels.ts';
 import * as usersStore from '../../src/store/users.ts';
-import { buildTestApp, type TestApp } from '../support/app.ts';
+import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
 import { subscribersOf } from '../support/channels.ts';
 import { rowsOf, sendToChannel, T0, useClock } from '../support/messages.ts';
 
@@ -81,8 +81,13 @@ test('a send to thousands of subscribers lets the event loop turn before it comm
   assert.equal(Object.keys(await rowsOf(t, id)).length, 2100 + subscribersOf(t, 'general').length);
 });
 
-test('a send to a small channel runs through without yielding', async () => {
-  const watch = watchTurns();
-  await sendToChannel(t, t.fx.member, t.fx.channels.general, 't', 'to a few');
-  assert.equal(watch.turned(), false);
-});
+test(
+  'a send to a small channel runs through without yielding',
+  // On PostgreSQL every statement is a round trip, so the loop turns during any transaction.
+  { skip: TEST_DATABASE_URL ? 'SQLite only' : false },
+  async () => {
+    const watch = watchTurns();
+    await sendToChannel(t, t.fx.member, t.fx.channels.general, 't', 'to a few');
+    assert.equal(watch.turned(), false);
+  },
+);
