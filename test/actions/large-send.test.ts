@@ -3,9 +3,12 @@
 // held behind it; a send to a small channel runs straight through.
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setFaultHook } from '../../src/actions/transaction.ts';
+import { doSubscribeUsers } from '../../src/actions/channels.ts';
+import { setFaultHook, withTransaction } from '../../src/actions/transaction.ts';
 import { ROLE } from '../../src/lib/roles.ts';
 import * as channelsStore from '../../src/store/channels.ts';
+import { getRealmById } from '../../src/store/realms.ts';
+import type { UserRow } from '../../src/store/schema.ts';
 import * as usersStore from '../../src/store/users.ts';
 import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
 import { subscribersOf } from '../support/channels.ts';
@@ -21,43 +24,37 @@ afterEach(async () => {
   await t.close();
 });
 
-/** Subscribe this many new members to a channel, straight through the store (setup). */
+/** This many new members subscribed to a channel: rows through the store, the subscriptions
+ *  through the action in one call (creating each through the API would take minutes). */
 async function addSubscribers(channelId: number, count: number): Promise<void> {
   const { settings } = (await usersStore.getUserById(t.ctx.db, t.fx.realm.id, t.fx.member.id))!;
-  await t.ctx.db.transaction().execute(async (trx) => {
+  await withTransaction(t.ctx, t.fx.realm.id, async (work) => {
+    const users: UserRow[] = [];
     for (let i = 0; i < count; i++) {
       const email = `reader${i}@parley.test`;
-      const user = await usersStore.insertUser(trx, {
-        realm_id: t.fx.realm.id,
-        email,
-        delivery_email: email,
-        full_name: `Reader ${i}`,
-        role: ROLE.member,
-        is_active: 1,
-        is_bot: 0,
-        bot_type: null,
-        bot_owner_id: null,
-        api_key: `readerkey${String(i).padStart(23, '0')}`,
-        password_hash: null,
-        date_joined: T0,
-        avatar_source: 'G',
-        avatar_version: 1,
-        settings,
-      });
-      await channelsStore.upsertSubscription(trx, {
-        user_id: user.id,
-        channel_id: channelId,
-        active: 1,
-        is_muted: 0,
-        pin_to_top: 0,
-        color: '#76ce90',
-        desktop_notifications: null,
-        audible_notifications: null,
-        push_notifications: null,
-        email_notifications: null,
-        wildcard_mentions_notify: null,
-      });
+      users.push(
+        await usersStore.insertUser(work.db, {
+          realm_id: t.fx.realm.id,
+          email,
+          delivery_email: email,
+          full_name: `Reader ${i}`,
+          role: ROLE.member,
+          is_active: 1,
+          is_bot: 0,
+          bot_type: null,
+          bot_owner_id: null,
+          api_key: `readerkey${String(i).padStart(23, '0')}`,
+          password_hash: null,
+          date_joined: T0,
+          avatar_source: 'G',
+          avatar_version: 1,
+          settings,
+        }),
+      );
     }
+    const realm = (await getRealmById(work.db, t.fx.realm.id))!;
+    const channel = (await channelsStore.getChannel(work.db, realm.id, channelId))!;
+    await doSubscribeUsers(t.ctx, work, realm, channel, users);
   });
 }
 
