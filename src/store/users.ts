@@ -68,22 +68,6 @@ export type RecipientRow = Pick<
   'id' | 'realm_id' | 'role' | 'is_bot' | 'bot_type' | 'is_active'
 >;
 
-/** listUsersByIds with only the recipient columns (a send to a large channel reads them all). */
-export async function listRecipientsByIds(
-  db: Q,
-  realmId: number,
-  ids: number[],
-): Promise<RecipientRow[]> {
-  if (ids.length === 0) return [];
-  return db
-    .selectFrom('users')
-    .select(['id', 'realm_id', 'role', 'is_bot', 'bot_type', 'is_active'])
-    .where('realm_id', '=', realmId)
-    .where('id', 'in', ids)
-    .orderBy('id')
-    .execute();
-}
-
 export async function listActiveUserIds(db: Q, realmId: number): Promise<number[]> {
   const rows = await db
     .selectFrom('users')
