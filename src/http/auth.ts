@@ -86,10 +86,10 @@ function readRealm(ctx: AppContext, host: string): Promise<RealmRow | undefined>
 /** The organization and user behind an API key used on a host. */
 function readKey(
   ctx: AppContext,
-  request: FastifyRequest,
+  hostname: string,
   key: string,
 ): Promise<{ realm: RealmRow | undefined; user: UserRow | undefined }> {
-  const host = subdomainOf(request.hostname, ctx.config.externalUrl);
+  const host = subdomainOf(hostname, ctx.config.externalUrl);
   return knownKeys.read(ctx, `${host}\n${key}`, async () => {
     const realm = await readRealm(ctx, host);
     const user = realm ? await usersStore.getUserByApiKey(ctx.db, key) : undefined;
@@ -97,10 +97,19 @@ function readKey(
   });
 }
 
-export async function authenticate(ctx: AppContext, request: FastifyRequest): Promise<Actor> {
-  const { email, key } = parseBasic(request.headers.authorization);
+export function authenticate(ctx: AppContext, request: FastifyRequest): Promise<Actor> {
+  return authenticateBasic(ctx, request.headers.authorization, request.hostname);
+}
+
+/** The user an Authorization header names, on the organization of the host (without port). */
+export async function authenticateBasic(
+  ctx: AppContext,
+  authorization: string | undefined,
+  hostname: string,
+): Promise<Actor> {
+  const { email, key } = parseBasic(authorization);
   if (!API_KEY_RE.test(key)) throw unauthorized('Malformed API key');
-  const { realm, user } = await readKey(ctx, request, key);
+  const { realm, user } = await readKey(ctx, hostname, key);
   if (!realm || !user || user.realm_id !== realm.id || !sameSecret(user.api_key, key))
     throw unauthorized('Invalid API key');
   if (user.email !== email.toLowerCase() && user.delivery_email !== email.toLowerCase())

@@ -1,12 +1,34 @@
 // One error handler: JsonableError, framework errors and unexpected exceptions all
 // become {result: "error", msg, code}; unknown routes are JSON 404 and wrong methods 405.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+} from 'fastify';
 import { JsonableError } from '../lib/errors.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 
+/** Headers an error answer carries besides the rate-limit counts. */
+export function errorHeaders(err: JsonableError): Record<string, string> {
+  return err.httpStatus === 401 ? { 'www-authenticate': WWW_AUTHENTICATE } : {};
+}
+
 export function sendError(reply: FastifyReply, err: JsonableError): FastifyReply {
-  if (err.httpStatus === 401) reply.header('WWW-Authenticate', WWW_AUTHENTICATE);
-  return reply.code(err.httpStatus).type('application/json; charset=utf-8').send(err.toJSON());
+  return reply
+    .headers(errorHeaders(err))
+    .code(err.httpStatus)
+    .type('application/json; charset=utf-8')
+    .send(err.toJSON());
+}
+
+/** The error a client sees for anything a request threw; an unexpected one is logged. */
+export function toClientError(err: unknown, log: Pick<FastifyBaseLogger, 'error'>): JsonableError {
+  const known = err instanceof Error ? toJsonableError(err) : null;
+  if (known) return known;
+  log.error({ err }, 'unexpected error');
+  return new JsonableError('Internal server error', 'INTERNAL_SERVER_ERROR', 500);
 }
 
 /** Map framework and parser errors to the error a client should see. */
@@ -64,15 +86,9 @@ export class RouteTable {
 }
 
 export function installErrorHandling(app: FastifyInstance, routes: RouteTable): void {
-  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const known = toJsonableError(err);
-    if (known) return sendError(reply, known);
-    request.log.error({ err }, 'unexpected error');
-    return sendError(
-      reply,
-      new JsonableError('Internal server error', 'INTERNAL_SERVER_ERROR', 500),
-    );
-  });
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+    sendError(reply, toClientError(err, request.log)),
+  );
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
     const allowed = routes.allowedMethods(path);

@@ -19,7 +19,7 @@
 // @fastify/rate-limit is not used: it keys a request before the route authenticates it, cannot
 // tell a failed authentication from any other request, and its Redis store times windows with
 // Redis TTLs, which an injected clock cannot move.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import ipaddr from 'ipaddr.js';
 import { Redis } from 'ioredis';
 import type { RateLimitConfig } from '../config.ts';
@@ -27,6 +27,19 @@ import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { JsonableError } from '../lib/errors.ts';
 import { isUnauthorized } from './auth.ts';
+
+/**
+ * What the limiter reads of a request and writes to its answer: Fastify's request and reply,
+ * or http/poll-listener.ts's own for the polls it answers without Fastify.
+ */
+export interface LimitedRequest {
+  /** The socket's remote address. */
+  ip: string;
+  headers: IncomingHttpHeaders;
+}
+export interface HeaderSink {
+  header(name: string, value: string): unknown;
+}
 
 export interface RateLimitRules {
   windowMs: number;
@@ -137,7 +150,7 @@ async function redisCounters(url: string, prefix: string): Promise<CounterStore>
  * Parley directly cannot choose its own. IPv6 clients are counted by /64, the block one
  * subscriber usually gets.
  */
-export function clientAddress(request: FastifyRequest): string {
+export function clientAddress(request: LimitedRequest): string {
   let addr = parseAddress(request.ip);
   if (addr?.range() === 'loopback') {
     const header = request.headers['x-forwarded-for'];
@@ -163,7 +176,7 @@ function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
   return null;
 }
 
-function setHeaders(reply: FastifyReply, v: Verdict): void {
+function setHeaders(reply: HeaderSink, v: Verdict): void {
   reply.header('X-RateLimit-Limit', String(v.limit));
   reply.header('X-RateLimit-Remaining', String(remaining(v)));
   // A UNIX time in seconds, as the reference server sends.
@@ -173,14 +186,14 @@ function setHeaders(reply: FastifyReply, v: Verdict): void {
 export interface RateLimiter {
   /** Run the route's authentication within the limits, and count the request to its user. */
   authenticate(
-    request: FastifyRequest,
-    reply: FastifyReply,
+    request: LimitedRequest,
+    reply: HeaderSink,
     check: () => Promise<Actor>,
   ): Promise<Actor>;
   /** Count an unauthenticated request to its address before the route reads it. */
-  admitAnonymous(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  admitAnonymous(request: LimitedRequest, reply: HeaderSink): Promise<void>;
   /** Run an unauthenticated route's handler; a 401 it answers is a failed authentication. */
-  runAnonymous<T>(request: FastifyRequest, reply: FastifyReply, run: () => Promise<T>): Promise<T>;
+  runAnonymous<T>(request: LimitedRequest, reply: HeaderSink, run: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -204,7 +217,7 @@ export async function createRateLimiter(ctx: AppContext): Promise<RateLimiter> {
 
 class WindowLimiter implements RateLimiter {
   /** The address bucket's verdict for an unauthenticated request, for the headers of its 401. */
-  private readonly anonymous = new WeakMap<FastifyRequest, Verdict>();
+  private readonly anonymous = new WeakMap<LimitedRequest, Verdict>();
   private warnedWindow = -1;
 
   constructor(
@@ -214,8 +227,8 @@ class WindowLimiter implements RateLimiter {
   ) {}
 
   async authenticate(
-    request: FastifyRequest,
-    reply: FastifyReply,
+    request: LimitedRequest,
+    reply: HeaderSink,
     check: () => Promise<Actor>,
   ): Promise<Actor> {
     let actor: Actor;
@@ -237,7 +250,7 @@ class WindowLimiter implements RateLimiter {
     return actor;
   }
 
-  async admitAnonymous(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  async admitAnonymous(request: LimitedRequest, reply: HeaderSink): Promise<void> {
     const address = clientAddress(request);
     const visits = await this.count(`ip:${address}`, this.rules.perAddress);
     this.anonymous.set(request, visits);
@@ -249,8 +262,8 @@ class WindowLimiter implements RateLimiter {
   }
 
   async runAnonymous<T>(
-    request: FastifyRequest,
-    reply: FastifyReply,
+    request: LimitedRequest,
+    reply: HeaderSink,
     run: () => Promise<T>,
   ): Promise<T> {
     try {
@@ -306,13 +319,13 @@ class WindowLimiter implements RateLimiter {
   }
 
   /** Report the tightest bucket in the headers, and refuse the request if one is exceeded. */
-  private settle(reply: FastifyReply, verdicts: Verdict[]): void {
+  private settle(reply: HeaderSink, verdicts: Verdict[]): void {
     const over = verdicts.find((v) => v.count > v.limit);
     if (over) throw this.refuse(reply, over);
     setHeaders(reply, tightest(verdicts));
   }
 
-  private refuse(reply: FastifyReply, v: Verdict): JsonableError {
+  private refuse(reply: HeaderSink, v: Verdict): JsonableError {
     const seconds = (v.resetMs - this.ctx.clock.nowMs()) / 1000;
     setHeaders(reply, v);
     reply.header('Retry-After', String(Math.max(1, Math.ceil(seconds))));

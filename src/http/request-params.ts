@@ -34,29 +34,35 @@ function addValue(
   if (Array.isArray(value) && !fromJson) {
     throw badRequest(`Parameter '${key}' was given more than once`);
   }
-  if (typeof value === 'string') out[key] = value;
+  if (typeof value === 'string') out[key] = checkText(key, value);
   else if (value === undefined) return;
   // A JSON body's value is turned back into text for lib/params.ts; too deep a value
   // would overflow the stack of JSON.stringify, so it is refused here with the same message.
   else if (jsonDepth(value) > MAX_JSON_DEPTH) throw badRequest(`${key} is nested too deeply`);
-  else out[key] = JSON.stringify(value);
+  else out[key] = checkText(key, JSON.stringify(value));
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Values must be well-formed text (lib/params.ts refuses NUL in the parameters it reads). */
-function checkText(key: string, value: string): void {
+function checkText(key: string, value: string): string {
   if (LONE_SURROGATE.test(value)) throw badRequest(`Parameter '${key}' is not valid UTF-8`);
+  return value;
+}
+
+/** The parameters of a parsed query string (node:querystring's, as Fastify is set up to use). */
+export function collectQueryValues(query: Record<string, unknown>): Record<string, string> {
+  const values: Record<string, string> = Object.create(null);
+  for (const [k, v] of Object.entries(query)) addValue(values, k, v);
+  return values;
 }
 
 export async function collectRawParams(
   request: FastifyRequest,
   maxFileBytes: number,
 ): Promise<RawParams> {
-  const values: Record<string, string> = Object.create(null);
+  const values = collectQueryValues((request.query ?? {}) as Record<string, unknown>);
   const files: UploadedFile[] = [];
-  const query = (request.query ?? {}) as Record<string, unknown>;
-  for (const [k, v] of Object.entries(query)) addValue(values, k, v);
 
   if (request.isMultipart()) {
     let fieldBytes = 0;
@@ -107,6 +113,5 @@ export async function collectRawParams(
       addValue(values, k, v, fromJson);
     }
   }
-  for (const [k, v] of Object.entries(values)) checkText(k, v);
   return { values, files };
 }

@@ -2,7 +2,7 @@
 // parameters as a TypeBox schema. The helper authenticates, parses parameters with
 // lib/params.ts, and wraps the handler's fields in {result, msg, ...}. The schemas also
 // feed the OpenAPI document.
-import type { OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TObject } from 'typebox';
 import type { AppContext } from '../context.ts';
@@ -78,6 +78,19 @@ const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** A JSON answer written on the raw response in one `writeHead` and one `end`. */
+export function writeJson(
+  res: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  text: string,
+): void {
+  headers['content-type'] = JSON_TYPE;
+  headers['content-length'] = Buffer.byteLength(text);
+  res.writeHead(status, headers);
+  res.end(text);
+}
+
 /**
  * A JSON answer written on the raw response, with the headers the request gathered so far
  * (rate-limit counts): one object and one write per answer instead of Fastify's reply
@@ -89,11 +102,18 @@ function writeJsonDirect(reply: FastifyReply, text: string): FastifyReply {
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined) headers[name] = value;
   }
-  headers['content-type'] = JSON_TYPE;
-  headers['content-length'] = Buffer.byteLength(text);
-  reply.raw.writeHead(200, headers);
-  reply.raw.end(text);
+  writeJson(reply.raw, 200, headers, text);
   return reply;
+}
+
+/** The envelope of every successful answer. */
+export function successBody(
+  result: Record<string, unknown>,
+  ignored: string[],
+): Record<string, unknown> {
+  const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
+  if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
+  return body;
 }
 
 function isRaw(result: HandlerResult): result is RawReply {
@@ -160,8 +180,7 @@ export function registerRoutes(
           for (const [k, v] of Object.entries(result.headers ?? {})) reply.header(k, v);
           return reply.send(result.body);
         }
-        const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
-        if (parsed.ignored.length > 0) body.ignored_parameters_unsupported = parsed.ignored;
+        const body = successBody(result, parsed.ignored);
         if (spec.writeDirect) return writeJsonDirect(reply, stringifyBody(body));
         return reply.type(JSON_TYPE).send(holdsJsonText(body) ? stringifyBody(body) : body);
       },

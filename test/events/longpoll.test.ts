@@ -3,54 +3,9 @@
 // disconnects.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { buildTestApp, type TestApp, type TestAppOptions } from '../support/app.ts';
-import { basicAuth, encodeParams } from '../support/client.ts';
+import type { TestAppOptions } from '../support/app.ts';
 import type { FixtureUser } from '../support/fixture.ts';
-
-interface Live {
-  t: TestApp;
-  call(
-    who: FixtureUser,
-    method: string,
-    path: string,
-    params?: Record<string, unknown>,
-    signal?: AbortSignal,
-  ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers; text: string }>;
-}
-
-async function withServer(fn: (live: Live) => Promise<void>, opts?: TestAppOptions): Promise<void> {
-  const t = await buildTestApp(opts);
-  try {
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const { port } = t.app.server.address() as AddressInfo;
-    await fn({
-      t,
-      async call(who, method, path, params = {}, signal) {
-        const query = method === 'GET' ? `?${encodeParams(params)}` : '';
-        const res = await fetch(`http://127.0.0.1:${port}/api/v1${path}${query}`, {
-          method,
-          signal,
-          headers: {
-            authorization: basicAuth(who.email, who.api_key),
-            ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
-          },
-          ...(method === 'GET' ? {} : { body: encodeParams(params) }),
-        });
-        const text = await res.text();
-        const body = JSON.parse(text) as Record<string, unknown>;
-        return { status: res.status, body, headers: res.headers, text };
-      },
-    });
-  } finally {
-    await t.close();
-  }
-}
-
-async function waitFor(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.ok(check(), 'condition not reached');
-}
+import { waitFor, withServer, type Live } from '../support/live.ts';
 
 async function register(live: Live, who: FixtureUser): Promise<string> {
   const res = await live.call(who, 'POST', '/register', { event_types: ['user_settings'] });

@@ -134,6 +134,8 @@ export interface TestAppOptions {
   files?: FileStore;
   /** Outgoing email; an in-memory mailer by default. */
   mailer?: Mailer;
+  /** Called before the app is ready, to add hooks. */
+  prepare?: (app: FastifyInstance) => void;
 }
 
 export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -159,6 +161,7 @@ export async function buildTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const app = await buildApp(ctx);
   // As src/main.ts does: parked long-polls are answered first, so closing does not wait for them.
   app.addHook('preClose', async () => ctx.queues.shutdown());
+  opts.prepare?.(app);
   await app.ready();
   return {
     ctx,

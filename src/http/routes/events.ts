@@ -5,11 +5,14 @@ import {
   getEvents,
   registerQueue,
   type EventsReply,
+  type GetEventsParams,
   type PollStart,
 } from '../../actions/events.ts';
 import { eventsJson } from '../../events/event-json.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/event-client.ts';
-import type { FastifyReply } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import type { AppContext } from '../../context.ts';
+import type { Actor } from '../../lib/actor.ts';
 import { defineRoute } from '../route.ts';
 
 const EventTypeList = Type.Union([
@@ -56,18 +59,39 @@ const QueueParams = {
 };
 
 /** Wait for a parked poll; a client that disconnects frees its queue's waiter at once. */
-async function awaitPoll(start: PollStart, reply: FastifyReply): Promise<EventsReply> {
+async function awaitPoll(start: PollStart, res: ServerResponse): Promise<EventsReply> {
   if ('reply' in start) return start.reply;
   const onClose = () => {
-    if (!reply.raw.writableEnded) start.cancel();
+    if (!res.writableEnded) start.cancel();
   };
-  reply.raw.on('close', onClose);
+  res.on('close', onClose);
   try {
     return await start.parked;
   } finally {
-    reply.raw.off('close', onClose);
+    res.off('close', onClose);
   }
 }
+
+/**
+ * GET /events: the poll's answer once it has one. Also called by http/poll-listener.ts,
+ * which answers most polls without Fastify.
+ */
+export async function answerPoll(
+  ctx: AppContext,
+  actor: Actor,
+  params: GetEventsParams,
+  res: ServerResponse,
+): Promise<Record<string, unknown>> {
+  const answer = await awaitPoll(getEvents(ctx, actor, params), res);
+  return { ...answer, events: eventsJson(answer.events) };
+}
+
+export const GetEventsParamsSchema = Type.Object({
+  queue_id: Type.Optional(Type.String({ maxLength: 100 })),
+  last_event_id: Type.Optional(Type.Integer()),
+  dont_block: Type.Optional(Type.Boolean({ default: false })),
+  ...QueueParams,
+});
 
 export const eventsRoutes = [
   defineRoute({
@@ -86,16 +110,8 @@ export const eventsRoutes = [
     tags: ['real_time_events'],
     auth: 'user',
     writeDirect: true,
-    params: Type.Object({
-      queue_id: Type.Optional(Type.String({ maxLength: 100 })),
-      last_event_id: Type.Optional(Type.Integer()),
-      dont_block: Type.Optional(Type.Boolean({ default: false })),
-      ...QueueParams,
-    }),
-    handler: async ({ ctx, actor, params, reply }) => {
-      const answer = await awaitPoll(getEvents(ctx, actor, params), reply);
-      return { ...answer, events: eventsJson(answer.events) };
-    },
+    params: GetEventsParamsSchema,
+    handler: ({ ctx, actor, params, reply }) => answerPoll(ctx, actor, params, reply.raw),
   }),
   defineRoute({
     method: 'DELETE',

@@ -1,0 +1,128 @@
+// GET /api/v1/events answered on node:http's own request and response, before Fastify sees
+// the request. A poll is the request a server answers most (every client polls again after
+// each batch of events and each heartbeat), and a parked poll lives for up to a minute:
+// Fastify's request, reply, hooks and promise chain per poll were most of the CPU per
+// delivered event, and when thousands of parked polls are answered at once, every object an
+// answer hangs on such a long-lived poll survives young-generation collections
+// (docs/performance.md, figures 4, 5 and 7).
+//
+// The steps are http/route.ts's, through the same helpers: authentication within the rate
+// limits, the query parsed by lib/params.ts against the route's own schema, the route's
+// handler, the same envelope and the same errors. Whatever this path does not expect (a
+// body, HEAD, another spelling of the path, an unusual Host header, a closing server) goes
+// to Fastify unchanged, which answers it as before. `inject` never reaches this listener:
+// tests that need it use real sockets (test/events/longpoll.test.ts).
+import {
+  createServer,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+} from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import type { AppContext } from '../context.ts';
+import { parseParams, type JsonSchema } from '../lib/params.ts';
+import { authenticateBasic } from './auth.ts';
+import { errorHeaders, toClientError } from './errors.ts';
+import type { HeaderSink, RateLimiter } from './rate-limit.ts';
+import { collectQueryValues } from './request-params.ts';
+import { API_PREFIX, successBody, writeJson } from './route.ts';
+import { answerPoll, GetEventsParamsSchema } from './routes/events.ts';
+import { stringifyBody } from '../lib/json-text.ts';
+
+const EVENTS_PATH = `${API_PREFIX}/events`;
+/** A host name or IPv4 address with an optional port: what Fastify's `hostname` reads plainly. */
+const PLAIN_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$/;
+const EVENTS_SCHEMA = GetEventsParamsSchema as unknown as JsonSchema;
+
+/** Headers gathered for an answer (the rate-limit counts), in the shape `writeHead` takes. */
+class HeaderBag implements HeaderSink {
+  readonly all: OutgoingHttpHeaders = {};
+
+  header(name: string, value: string): void {
+    this.all[name.toLowerCase()] = value;
+  }
+}
+
+export class PollListener {
+  private open = true;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly limiter: RateLimiter,
+  ) {}
+
+  /** From now on every request goes to Fastify, which refuses new ones while the server closes. */
+  close(): void {
+    this.open = false;
+  }
+
+  /** Take the request if it is a plain GET /events; false leaves it to Fastify. */
+  take(req: IncomingMessage, res: ServerResponse): boolean {
+    if (!this.open || req.method !== 'GET') return false;
+    const url = req.url ?? '';
+    const mark = url.indexOf('?');
+    if ((mark < 0 ? url : url.slice(0, mark)) !== EVENTS_PATH) return false;
+    const host = req.headers.host;
+    if (host === undefined || !PLAIN_HOST.test(host)) return false;
+    const length = req.headers['content-length'];
+    if (req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0'))
+      return false;
+    void this.answer(req, res, host.split(':', 1)[0], mark < 0 ? '' : url.slice(mark + 1));
+    return true;
+  }
+
+  private async answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    hostname: string,
+    query: string,
+  ): Promise<void> {
+    const headers = new HeaderBag();
+    try {
+      const actor = await this.limiter.authenticate(
+        { ip: req.socket.remoteAddress ?? '', headers: req.headers },
+        headers,
+        () => authenticateBasic(this.ctx, req.headers.authorization, hostname),
+      );
+      const parsed = parseParams<Record<string, unknown>>(
+        EVENTS_SCHEMA,
+        collectQueryValues(parseQuery(query)),
+      );
+      const fields = await answerPoll(this.ctx, actor, parsed.values, res);
+      writeJson(res, 200, headers.all, stringifyBody(successBody(fields, parsed.ignored)));
+    } catch (err) {
+      const known = toClientError(err, this.ctx.log);
+      if (res.headersSent) return;
+      Object.assign(headers.all, errorHeaders(known));
+      writeJson(res, known.httpStatus, headers.all, JSON.stringify(known.toJSON()));
+    }
+  }
+}
+
+/**
+ * The HTTP server for Fastify's `serverFactory`: polls go to the listener, every other
+ * request to Fastify. The timeouts are the ones Fastify sets on a server it creates.
+ */
+export function createPollingServer(
+  polls: PollListener,
+  fastify: (req: IncomingMessage, res: ServerResponse) => void,
+  options: {
+    http?: ServerOptions;
+    keepAliveTimeout?: number;
+    requestTimeout?: number;
+    connectionTimeout?: number;
+    maxRequestsPerSocket?: number;
+  },
+): Server {
+  const server = createServer(options.http ?? {}, (req, res) => {
+    if (!polls.take(req, res)) fastify(req, res);
+  });
+  if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
+  if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
+  server.setTimeout(options.connectionTimeout ?? 0);
+  if ((options.maxRequestsPerSocket ?? 0) > 0)
+    server.maxRequestsPerSocket = options.maxRequestsPerSocket ?? 0;
+  return server;
+}

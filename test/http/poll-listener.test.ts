@@ -1,0 +1,232 @@
+// GET /events over a real socket is answered by http/poll-listener.ts without Fastify: the
+// same status, body and headers as Fastify's route gives the same request (reached here
+// through inject), every error included; what the listener does not expect goes to Fastify.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TestAppOptions } from '../support/app.ts';
+import { basicAuth, encodeParams, type Params } from '../support/client.ts';
+import type { FixtureUser } from '../support/fixture.ts';
+import { withServer, type Live, type RawRequest, type RawResponse } from '../support/live.ts';
+
+const HOST = 'parley.test';
+// Enough failed authentications per address (max / 20) for every 401 case on both paths.
+const RATE_LIMITED: TestAppOptions = { config: { rateLimit: { max: 2000, windowSeconds: 60 } } };
+
+/** The headers both paths must agree on (Date and Connection differ by nature). */
+const COMPARED_HEADERS = [
+  'content-type',
+  'content-length',
+  'www-authenticate',
+  'retry-after',
+  'x-ratelimit-limit',
+  'x-ratelimit-reset',
+];
+
+function pick(headers: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(COMPARED_HEADERS.map((h) => [h, headers[h]]));
+}
+
+interface Case {
+  name: string;
+  who: FixtureUser | null;
+  query: string;
+  host?: string;
+  key?: string;
+}
+
+async function register(live: Live, who: FixtureUser, host = HOST): Promise<string> {
+  const res = await live.raw({
+    method: 'POST',
+    path: '/api/v1/register',
+    headers: {
+      host,
+      authorization: basicAuth(who.email, who.api_key),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: encodeParams({ event_types: ['message'] }),
+  });
+  assert.equal(res.status, 200, res.text);
+  return String((JSON.parse(res.text) as { queue_id: string }).queue_id);
+}
+
+/** The same GET /events on the socket (listener) and through inject (Fastify). */
+async function both(live: Live, c: Case): Promise<{ socket: RawResponse; fastify: RawResponse }> {
+  const headers: Record<string, string> = { host: c.host ?? HOST };
+  if (c.who) headers.authorization = basicAuth(c.who.email, c.key ?? c.who.api_key);
+  const path = `/api/v1/events?${c.query}`;
+  const before = live.fastifyRequests();
+  const socket = await live.raw({ method: 'GET', path, headers });
+  assert.equal(live.fastifyRequests(), before, `${c.name}: the socket request reached Fastify`);
+  const injected = await live.t.app.inject({ method: 'GET', url: path, headers });
+  return {
+    socket,
+    fastify: {
+      status: injected.statusCode,
+      headers: injected.headers,
+      text: injected.body,
+    },
+  };
+}
+
+const q = (params: Params) => encodeParams(params);
+
+test('polls on a socket get what Fastify answers, errors included, without reaching it', () =>
+  withServer(async (live) => {
+    const { member, deactivated, otherOwner } = live.t.fx;
+    const queueId = await register(live, member);
+    const otherHost = `${live.t.fx.other.string_id}.${HOST}`;
+    const otherQueue = await register(live, otherOwner, otherHost);
+    const quick = { queue_id: queueId, last_event_id: -1, dont_block: true };
+    const cases: Case[] = [
+      { name: 'plain', who: member, query: q(quick) },
+      { name: 'unknown parameter', who: member, query: q({ ...quick, colour: 'red' }) },
+      {
+        name: 'another organization',
+        who: otherOwner,
+        host: otherHost,
+        query: q({ ...quick, queue_id: otherQueue }),
+      },
+      { name: 'key of another organization', who: otherOwner, query: q(quick) },
+      { name: 'unknown queue', who: member, query: q({ ...quick, queue_id: 'nope' }) },
+      { name: "another user's queue", who: live.t.fx.member2, query: q(quick) },
+      { name: 'bad integer', who: member, query: q({ ...quick, last_event_id: 'abc' }) },
+      { name: 'bad boolean', who: member, query: q({ ...quick, dont_block: 'maybe' }) },
+      { name: 'repeated parameter', who: member, query: `${q(quick)}&queue_id=x` },
+      { name: 'lone surrogate', who: member, query: `${q(quick)}&colour=%ED%A0%80` },
+      { name: 'no credentials', who: null, query: q(quick) },
+      { name: 'wrong key', who: member, key: 'x'.repeat(32), query: q(quick) },
+      { name: 'malformed key', who: member, key: 'short', query: q(quick) },
+      { name: 'deactivated', who: deactivated, query: q(quick) },
+    ];
+    for (const c of cases) {
+      const { socket, fastify } = await both(live, c);
+      assert.equal(socket.status, fastify.status, c.name);
+      assert.deepEqual(JSON.parse(socket.text), JSON.parse(fastify.text), c.name);
+      assert.deepEqual(pick(socket.headers), pick(fastify.headers), c.name);
+    }
+    // And the answers are the right ones, not merely equal.
+    const plain = await both(live, cases[0]);
+    assert.deepEqual(JSON.parse(plain.socket.text), { result: 'success', msg: '', events: [] });
+    const unknown = await both(live, cases[1]);
+    assert.deepEqual(JSON.parse(unknown.socket.text), {
+      result: 'success',
+      msg: '',
+      events: [],
+      ignored_parameters_unsupported: ['colour'],
+    });
+    const lost = await both(live, cases[4]);
+    assert.equal(lost.socket.status, 400);
+    assert.deepEqual(JSON.parse(lost.socket.text), {
+      result: 'error',
+      msg: 'Bad event queue ID: nope',
+      code: 'BAD_EVENT_QUEUE_ID',
+      queue_id: 'nope',
+    });
+    const wrongKey = await both(live, cases[11]);
+    assert.equal(wrongKey.socket.status, 401);
+    assert.equal(wrongKey.socket.headers['www-authenticate'], 'Basic realm="parley"');
+    assert.deepEqual(JSON.parse(wrongKey.socket.text), {
+      result: 'error',
+      msg: 'Invalid API key',
+      code: 'UNAUTHORIZED',
+    });
+  }, RATE_LIMITED));
+
+test('a poll without a queue id registers one on the socket too', () =>
+  withServer(async (live) => {
+    const { member } = live.t.fx;
+    const before = live.fastifyRequests();
+    const res = await live.raw({
+      method: 'GET',
+      path: `/api/v1/events?${q({ dont_block: true, event_types: ['message'] })}`,
+      headers: { host: HOST, authorization: basicAuth(member.email, member.api_key) },
+    });
+    assert.equal(live.fastifyRequests(), before);
+    assert.equal(res.status, 200);
+    const body = JSON.parse(res.text) as { queue_id: string; events: unknown[] };
+    assert.deepEqual(body, { result: 'success', msg: '', events: [], queue_id: body.queue_id });
+    assert.equal(live.t.ctx.queues.inspect(body.queue_id)?.parked, false);
+  }));
+
+test('requests the listener does not expect go to Fastify and get its answer', () =>
+  withServer(async (live) => {
+    const { member } = live.t.fx;
+    const queueId = await register(live, member);
+    const auth = basicAuth(member.email, member.api_key);
+    const query = q({ queue_id: queueId, last_event_id: -1, dont_block: true });
+    const success = { result: 'success', msg: '', events: [] };
+    const unusual: RawRequest[] = [
+      // A trailing slash: Fastify's router ignores it.
+      {
+        method: 'GET',
+        path: `/api/v1/events/?${query}`,
+        headers: { host: HOST, authorization: auth },
+      },
+      // A GET with a body, which Fastify does not parse.
+      {
+        method: 'GET',
+        path: `/api/v1/events?${query}`,
+        headers: {
+          host: HOST,
+          authorization: auth,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'colour=red',
+      },
+      // A host with characters the listener leaves to Fastify's hostname rules.
+      {
+        method: 'GET',
+        path: `/api/v1/events?${query}`,
+        headers: { host: `[::1]:80`, authorization: auth },
+      },
+    ];
+    for (const req of unusual) {
+      const before = live.fastifyRequests();
+      const res = await live.raw(req);
+      assert.equal(live.fastifyRequests(), before + 1, req.path);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(JSON.parse(res.text), success);
+    }
+    const before = live.fastifyRequests();
+    const head = await live.raw({
+      method: 'HEAD',
+      path: `/api/v1/events?${query}`,
+      headers: { host: HOST, authorization: auth },
+    });
+    assert.equal(live.fastifyRequests(), before + 1);
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+  }));
+
+test('polls answered on the socket count against the rate limit', () =>
+  withServer(
+    async (live) => {
+      const { member } = live.t.fx;
+      const queueId = await register(live, member);
+      const path = `/api/v1/events?${q({ queue_id: queueId, last_event_id: -1, dont_block: true })}`;
+      const headers = { host: HOST, authorization: basicAuth(member.email, member.api_key) };
+      // The register above was the first of 3.
+      for (const left of ['1', '0']) {
+        const res = await live.raw({ method: 'GET', path, headers });
+        assert.equal(res.status, 200);
+        assert.equal(res.headers['x-ratelimit-remaining'], left);
+      }
+      const before = live.fastifyRequests();
+      const refused = await live.raw({ method: 'GET', path, headers });
+      assert.equal(live.fastifyRequests(), before);
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers['x-ratelimit-remaining'], '0');
+      assert.equal(refused.headers['content-type'], 'application/json; charset=utf-8');
+      const body = JSON.parse(refused.text) as Record<string, unknown>;
+      const seconds = body['retry-after'] as number;
+      assert.ok(seconds > 0 && seconds <= 60, String(seconds));
+      assert.equal(refused.headers['retry-after'], String(Math.max(1, Math.ceil(seconds))));
+      assert.deepEqual(body, {
+        result: 'error',
+        msg: 'API usage exceeded rate limit',
+        code: 'RATE_LIMIT_HIT',
+        'retry-after': seconds,
+      });
+    },
+    { config: { rateLimit: { max: 3, windowSeconds: 60 } } },
+  ));
