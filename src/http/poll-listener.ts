@@ -90,15 +90,36 @@ export class PollListener {
         EVENTS_SCHEMA,
         collectQueryValues(parseQuery(query)),
       );
-      const fields = await answerPoll(this.ctx, actor, parsed.values, res);
-      writeJson(res, 200, headers.all, stringifyBody(successBody(fields, parsed.ignored)));
+      const fields = answerPoll(this.ctx, actor, parsed.values, res);
+      // A parked poll waits on its promise alone: this function's frame is gone by then.
+      if (fields instanceof Promise) {
+        fields.then(
+          (parkedFields) => writeSuccess(res, headers, parkedFields, parsed.ignored),
+          (err: unknown) => this.fail(res, headers, err),
+        );
+      } else {
+        writeSuccess(res, headers, fields, parsed.ignored);
+      }
     } catch (err) {
-      const known = toClientError(err, this.ctx.log);
-      if (res.headersSent) return;
-      Object.assign(headers.all, errorHeaders(known));
-      writeJson(res, known.httpStatus, headers.all, JSON.stringify(known.toJSON()));
+      this.fail(res, headers, err);
     }
   }
+
+  private fail(res: ServerResponse, headers: HeaderBag, err: unknown): void {
+    const known = toClientError(err, this.ctx.log);
+    if (res.headersSent) return;
+    Object.assign(headers.all, errorHeaders(known));
+    writeJson(res, known.httpStatus, headers.all, JSON.stringify(known.toJSON()));
+  }
+}
+
+function writeSuccess(
+  res: ServerResponse,
+  headers: HeaderBag,
+  fields: Record<string, unknown>,
+  ignored: string[],
+): void {
+  writeJson(res, 200, headers.all, stringifyBody(successBody(fields, ignored)));
 }
 
 /**

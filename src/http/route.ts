@@ -78,13 +78,18 @@ const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** A JSON answer written on the raw response in one `writeHead` and one `end`. */
+/**
+ * A JSON answer written on the raw response in one `writeHead` and one `end`; none to a
+ * client already gone (a poll cancelled by its disconnect), where writing would only build
+ * an error with its stack trace.
+ */
 export function writeJson(
   res: ServerResponse,
   status: number,
   headers: OutgoingHttpHeaders,
   text: string,
 ): void {
+  if (res.destroyed) return;
   headers['content-type'] = JSON_TYPE;
   headers['content-length'] = Buffer.byteLength(text);
   res.writeHead(status, headers);

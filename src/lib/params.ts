@@ -95,7 +95,12 @@ export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>):
       const fallback = propSchema.default;
       // A list or object default is copied: the handler may change the value it gets.
       if (fallback !== undefined) {
-        values[name] = typeof fallback === 'object' ? structuredClone(fallback) : fallback;
+        values[name] =
+          typeof fallback !== 'object' || fallback === null
+            ? fallback
+            : Array.isArray(fallback) && fallback.length === 0
+              ? []
+              : structuredClone(fallback);
       }
       continue;
     }

@@ -6,7 +6,6 @@ import {
   registerQueue,
   type EventsReply,
   type GetEventsParams,
-  type PollStart,
 } from '../../actions/events.ts';
 import { eventsJson } from '../../events/event-json.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/event-client.ts';
@@ -58,32 +57,38 @@ const QueueParams = {
   presence_history_limit_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 36500 })),
 };
 
-/** Wait for a parked poll; a client that disconnects frees its queue's waiter at once. */
-async function awaitPoll(start: PollStart, res: ServerResponse): Promise<EventsReply> {
-  if ('reply' in start) return start.reply;
-  const onClose = () => {
-    if (!res.writableEnded) start.cancel();
-  };
-  res.on('close', onClose);
-  try {
-    return await start.parked;
-  } finally {
-    res.off('close', onClose);
-  }
+function presentPoll(answer: EventsReply): Record<string, unknown> {
+  return { ...answer, events: eventsJson(answer.events) };
 }
 
 /**
- * GET /events: the poll's answer once it has one. Also called by http/poll-listener.ts,
- * which answers most polls without Fastify.
+ * GET /events: the poll's answer, at once when it has one, else a promise of it for when
+ * its queue answers; a client that disconnects meanwhile frees its queue's waiter. Also
+ * called by http/poll-listener.ts, which answers most polls without Fastify and keeps no
+ * async frame alive while a poll is parked.
  */
-export async function answerPoll(
+export function answerPoll(
   ctx: AppContext,
   actor: Actor,
   params: GetEventsParams,
   res: ServerResponse,
-): Promise<Record<string, unknown>> {
-  const answer = await awaitPoll(getEvents(ctx, actor, params), res);
-  return { ...answer, events: eventsJson(answer.events) };
+): Record<string, unknown> | Promise<Record<string, unknown>> {
+  const start = getEvents(ctx, actor, params);
+  if ('reply' in start) return presentPoll(start.reply);
+  const onClose = () => {
+    if (!res.writableEnded) start.cancel();
+  };
+  res.on('close', onClose);
+  return start.parked.then(
+    (answer) => {
+      res.off('close', onClose);
+      return presentPoll(answer);
+    },
+    (err: unknown) => {
+      res.off('close', onClose);
+      throw err;
+    },
+  );
 }
 
 export const GetEventsParamsSchema = Type.Object({
@@ -111,7 +116,7 @@ export const eventsRoutes = [
     auth: 'user',
     writeDirect: true,
     params: GetEventsParamsSchema,
-    handler: ({ ctx, actor, params, reply }) => answerPoll(ctx, actor, params, reply.raw),
+    handler: async ({ ctx, actor, params, reply }) => answerPoll(ctx, actor, params, reply.raw),
   }),
   defineRoute({
     method: 'DELETE',
