@@ -65,3 +65,27 @@ test('a reused statement recovers from a failed run and from a stream left early
     await store.close();
   }
 });
+
+test('rows are objects with every column in order, whatever the values', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, score REAL, data BLOB)`.execute(
+      store.db,
+    );
+    await sql`INSERT INTO t VALUES (1, 'one', 1.5, x'00ff'), (2, NULL, NULL, NULL)`.execute(
+      store.db,
+    );
+    const rows = (await sql`SELECT * FROM t ORDER BY id`.execute(store.db)).rows;
+    assert.deepEqual(rows, [
+      { id: 1, name: 'one', score: 1.5, data: Buffer.from([0, 255]) },
+      { id: 2, name: null, score: null, data: null },
+    ]);
+    assert.deepEqual(Object.keys(rows[0] as object), ['id', 'name', 'score', 'data']);
+    // A name given twice keeps its last value, as better-sqlite3's own rows do.
+    const twice = await sql`SELECT 1 AS a, 2 AS a, 3 AS b`.execute(store.db);
+    assert.deepEqual(twice.rows, [{ a: 2, b: 3 }]);
+    assert.deepEqual((await sql`SELECT * FROM t WHERE id = 9`.execute(store.db)).rows, []);
+  } finally {
+    await store.close();
+  }
+});
