@@ -10,6 +10,7 @@ import * as m0006 from './0006_emoji_invites.ts';
 import * as m0007 from './0007_user_records.ts';
 import * as m0008 from './0008_outgoing_webhooks.ts';
 import * as m0009 from './0009_muted_by.ts';
+import * as m0010 from './0010_read_paths.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
@@ -23,6 +24,7 @@ const MIGRATIONS: Array<[string, Up]> = [
   ['0007_user_records', m0007.up],
   ['0008_outgoing_webhooks', m0008.up],
   ['0009_muted_by', m0009.up],
+  ['0010_read_paths', m0010.up],
 ];
 
 export async function migrateToLatest(
