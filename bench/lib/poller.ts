@@ -14,6 +14,12 @@ const HEADER_END = Buffer.from('\r\n\r\n');
 
 export class HttpConn {
   private buf: Buffer = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
+  private received = 0;
+  /** Where the current response's body starts, once its head is complete; -1 before. */
+  private bodyStart = -1;
+  private bodyLength = 0;
+  private status = 0;
   private waiting: { resolve(r: Resp): void; reject(e: Error): void } | null = null;
   closed = false;
 
@@ -59,19 +65,33 @@ export class HttpConn {
   }
 
   private onData(d: Buffer): void {
-    this.buf = this.buf.length === 0 ? d : Buffer.concat([this.buf, d]);
-    const end = this.buf.indexOf(HEADER_END);
-    if (end < 0) return;
-    const head = this.buf.subarray(0, end).toString('latin1');
-    const m = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-    const length = m ? Number(m[1]) : 0;
-    if (this.buf.length < end + 4 + length) return;
-    const status = Number(head.slice(9, 12));
-    const body = Buffer.from(this.buf.subarray(end + 4, end + 4 + length));
-    this.buf = this.buf.subarray(end + 4 + length);
+    // A large body arrives in many chunks: they are kept apart and joined once complete,
+    // since joining at every chunk made the client's own time grow with the square of the
+    // size (a 700 KB register is ~11 chunks) and counted it as the server's latency.
+    this.chunks.push(d);
+    this.received += d.length;
+    if (this.bodyStart < 0) {
+      this.buf = this.chunks.length === 1 ? d : Buffer.concat(this.chunks, this.received);
+      this.chunks = [this.buf];
+      const end = this.buf.indexOf(HEADER_END);
+      if (end < 0) return;
+      const head = this.buf.subarray(0, end).toString('latin1');
+      const m = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+      this.status = Number(head.slice(9, 12));
+      this.bodyStart = end + 4;
+      this.bodyLength = m ? Number(m[1]) : 0;
+    }
+    if (this.received < this.bodyStart + this.bodyLength) return;
+    const all =
+      this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.received);
+    const body = Buffer.from(all.subarray(this.bodyStart, this.bodyStart + this.bodyLength));
+    const rest = all.subarray(this.bodyStart + this.bodyLength);
+    this.chunks = rest.length > 0 ? [rest] : [];
+    this.received = rest.length;
+    this.bodyStart = -1;
     const w = this.waiting;
     this.waiting = null;
-    w?.resolve({ status, body, at: performance.now() });
+    w?.resolve({ status: this.status, body, at: performance.now() });
   }
 }
 
