@@ -470,20 +470,21 @@ export class EventQueues {
   }
 
   private park(q: Queue): PollStart {
-    let cancel: () => void = () => undefined;
+    let waiter!: Waiter;
+    // The executor runs before the constructor returns, so the waiter is set below.
     const parked = new Promise<EventsReply>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject, heartbeatTick: this.heartbeatTickFor(q) };
-      q.waiter = waiter;
-      indexAdd(this.heartbeats, waiter.heartbeatTick, q);
-      this.armHeartbeats(waiter.heartbeatTick);
-      cancel = () => {
-        if (q.waiter !== waiter) return;
-        this.unpark(q, waiter);
-        q.lastTouchMs = this.now();
-        resolve({ events: [] });
-      };
+      waiter = { resolve, reject, heartbeatTick: this.heartbeatTickFor(q) };
     });
-    return { parked, cancel: () => cancel() };
+    q.waiter = waiter;
+    indexAdd(this.heartbeats, waiter.heartbeatTick, q);
+    this.armHeartbeats(waiter.heartbeatTick);
+    const cancel = () => {
+      if (q.waiter !== waiter) return;
+      this.unpark(q, waiter);
+      q.lastTouchMs = this.now();
+      waiter.resolve({ events: [] });
+    };
+    return { parked, cancel };
   }
 
   private unpark(q: Queue, waiter: Waiter): void {

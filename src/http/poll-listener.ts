@@ -93,8 +93,10 @@ export class PollListener {
       const fields = answerPoll(this.ctx, actor, parsed.values, res);
       // A parked poll waits on its promise alone: this function's frame is gone by then.
       if (fields instanceof Promise) {
+        // Only what the answer needs stays alive with the parked poll.
+        const { ignored } = parsed;
         fields.then(
-          (parkedFields) => writeSuccess(res, headers, parkedFields, parsed.ignored),
+          (parkedFields) => writeSuccess(res, headers, parkedFields, ignored),
           (err: unknown) => this.fail(res, headers, err),
         );
       } else {
