@@ -22,6 +22,7 @@ import {
 } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { AppContext } from '../context.ts';
+import { stringifyBody } from '../lib/json-text.ts';
 import { parseParams, type JsonSchema } from '../lib/params.ts';
 import { authenticateBasic } from './auth.ts';
 import { errorHeaders, toClientError } from './errors.ts';
@@ -29,7 +30,6 @@ import type { HeaderSink, RateLimiter } from './rate-limit.ts';
 import { collectQueryValues } from './request-params.ts';
 import { API_PREFIX, successBody, writeJson } from './route.ts';
 import { answerPoll, GetEventsParamsSchema } from './routes/events.ts';
-import { stringifyBody } from '../lib/json-text.ts';
 
 const EVENTS_PATH = `${API_PREFIX}/events`;
 /** A host name or IPv4 address with an optional port: what Fastify's `hostname` reads plainly. */
