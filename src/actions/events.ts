@@ -19,13 +19,19 @@ import {
   serverRegisterConstants,
 } from '../lib/server-limits.ts';
 import { buildSnapshot } from '../events/initial-state.ts';
-import { badEventQueueId, type PollStart } from '../events/queues.ts';
+import {
+  badEventQueueId,
+  type EventsReply,
+  type ParkedPoll,
+  type PollSink,
+} from '../events/queues.ts';
 import * as realmsStore from '../store/realms.ts';
 import * as usersStore from '../store/users.ts';
 import { SERVER_GENERATION } from '../version.ts';
 import { withReadSnapshot } from './transaction.ts';
 
-export type { EventsReply, PollStart } from '../events/queues.ts';
+export { ParkedPoll } from '../events/queues.ts';
+export type { EventsReply, PollSink } from '../events/queues.ts';
 
 /** The parameters that describe a queue's client (POST /register and GET /events alike). */
 export interface QueueParams {
@@ -147,9 +153,15 @@ export async function registerQueue(
 
 /**
  * GET /events: poll a queue, or without queue_id register one from the same parameters
- * as POST /register (without a snapshot) and poll it.
+ * as POST /register (without a snapshot) and poll it. A poll that parks is answered through
+ * sink.
  */
-export function getEvents(ctx: AppContext, actor: Actor, params: GetEventsParams): PollStart {
+export function getEvents(
+  ctx: AppContext,
+  actor: Actor,
+  params: GetEventsParams,
+  sink: PollSink,
+): EventsReply | ParkedPoll {
   const dontBlock = params.dont_block ?? false;
   if (params.queue_id === undefined) {
     const client = checkClientDescriptor(ctx, actor, params);
@@ -157,12 +169,14 @@ export function getEvents(ctx: AppContext, actor: Actor, params: GetEventsParams
       awaitSnapshot: false,
       emptyTopicDisplayName: readRealmSettings(actor.realm.settings).empty_topic_display_name,
     });
-    return ctx.queues.poll(queueId, actor.user.id, { dontBlock, newQueue: true });
+    return ctx.queues.poll(queueId, actor.user.id, { dontBlock, newQueue: true }, sink);
   }
-  return ctx.queues.poll(params.queue_id, actor.user.id, {
-    lastEventId: params.last_event_id,
-    dontBlock,
-  });
+  return ctx.queues.poll(
+    params.queue_id,
+    actor.user.id,
+    { lastEventId: params.last_event_id, dontBlock },
+    sink,
+  );
 }
 
 /** DELETE /events. */

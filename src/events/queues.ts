@@ -55,8 +55,11 @@ interface Delivery {
   wide?: { listeners: Queue[]; recipients: Set<number>; next: number };
 }
 
-/** A poll answered at once, or parked until an event, a heartbeat or a newer poll. */
-export type PollStart = { reply: EventsReply } | { parked: Promise<EventsReply>; cancel(): void };
+/** Where a parked poll's outcome goes: the reply it gets, or the error that ends it. */
+export interface PollSink {
+  answer(reply: EventsReply): void;
+  fail(err: Error): void;
+}
 
 interface QueuedEvent {
   id: number;
@@ -65,18 +68,31 @@ interface QueuedEvent {
   seq?: number;
 }
 
-interface Waiter {
-  resolve(reply: EventsReply): void;
-  reject(err: Error): void;
-  /** The heartbeat wheel's slot this poll is answered at if nothing else comes. */
-  heartbeatTick: number;
+/**
+ * A poll waiting for an event, a heartbeat or a newer poll. Its answer goes to its sink: no
+ * promise and no closures per parked poll, since thousands of them live for up to a minute
+ * and every object they hold is copied by each young-generation collection until promoted.
+ */
+export class ParkedPoll {
+  constructor(
+    private readonly queues: EventQueues,
+    readonly queueId: string,
+    readonly sink: PollSink,
+    /** The heartbeat wheel's slot this poll is answered at if nothing else comes. */
+    readonly heartbeatTick: number,
+  ) {}
+
+  /** Answer now with no events, if still parked (its client went away). */
+  cancel(): void {
+    this.queues.cancel(this);
+  }
 }
 
 class Queue {
   events: QueuedEvent[] = [];
   nextId = 0;
   prunedId = -1;
-  waiter: Waiter | null = null;
+  waiter: ParkedPoll | null = null;
   /** Where in the heartbeat period this queue's heartbeats fall (ms, set on add). */
   heartbeatPhase = 0;
 
@@ -170,21 +186,34 @@ export class EventQueues {
     return true;
   }
 
-  /** GET /events: acknowledge, then answer now or park. Throws for unknown or foreign queues. */
+  /**
+   * GET /events: acknowledge, then answer now, or park the poll and answer it later through
+   * sink. Throws for unknown or foreign queues.
+   */
   poll(
     queueId: string,
     userId: number,
     opts: { lastEventId?: number; dontBlock: boolean; newQueue?: boolean },
-  ): PollStart {
+    sink: PollSink,
+  ): EventsReply | ParkedPoll {
     const q = this.own(queueId, userId);
     if (opts.lastEventId !== undefined) acknowledge(q, opts.lastEventId);
     q.lastTouchMs = this.now();
     // One parked request per queue: the earlier one returns what is queued.
     if (q.waiter) this.answer(q);
     if (q.events.length > 0 || opts.dontBlock || this.closing) {
-      return { reply: this.reply(q, opts.newQueue === true) };
+      return this.reply(q, opts.newQueue === true);
     }
-    return this.park(q);
+    return this.park(q, sink);
+  }
+
+  /** A parked poll's client went away: answer it with no events, if it is still parked. */
+  cancel(parked: ParkedPoll): void {
+    const q = this.queues.get(parked.queueId);
+    if (!q || q.waiter !== parked) return;
+    this.unpark(q, parked);
+    q.lastTouchMs = this.now();
+    parked.sink.answer({ events: [] });
   }
 
   /** DELETE /events. */
@@ -405,7 +434,7 @@ export class EventQueues {
     const waiter = q.waiter;
     if (waiter && reason === 'overflow') {
       this.unpark(q, waiter);
-      waiter.reject(badEventQueueId(q.id));
+      waiter.sink.fail(badEventQueueId(q.id));
     } else {
       this.answer(q);
     }
@@ -469,25 +498,15 @@ export class EventQueues {
     return true;
   }
 
-  private park(q: Queue): PollStart {
-    let waiter!: Waiter;
-    // The executor runs before the constructor returns, so the waiter is set below.
-    const parked = new Promise<EventsReply>((resolve, reject) => {
-      waiter = { resolve, reject, heartbeatTick: this.heartbeatTickFor(q) };
-    });
-    q.waiter = waiter;
-    indexAdd(this.heartbeats, waiter.heartbeatTick, q);
-    this.armHeartbeats(waiter.heartbeatTick);
-    const cancel = () => {
-      if (q.waiter !== waiter) return;
-      this.unpark(q, waiter);
-      q.lastTouchMs = this.now();
-      waiter.resolve({ events: [] });
-    };
-    return { parked, cancel };
+  private park(q: Queue, sink: PollSink): ParkedPoll {
+    const parked = new ParkedPoll(this, q.id, sink, this.heartbeatTickFor(q));
+    q.waiter = parked;
+    indexAdd(this.heartbeats, parked.heartbeatTick, q);
+    this.armHeartbeats(parked.heartbeatTick);
+    return parked;
   }
 
-  private unpark(q: Queue, waiter: Waiter): void {
+  private unpark(q: Queue, waiter: ParkedPoll): void {
     indexDelete(this.heartbeats, waiter.heartbeatTick, q);
     q.waiter = null;
     // With no poll parked, no timer keeps the process up.
@@ -551,7 +570,7 @@ export class EventQueues {
     if (!waiter) return;
     this.unpark(q, waiter);
     q.lastTouchMs = this.now();
-    waiter.resolve(this.reply(q, true));
+    waiter.sink.answer(this.reply(q, true));
   }
 
   private reply(q: Queue, withQueueId: boolean): EventsReply {

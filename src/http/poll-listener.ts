@@ -28,7 +28,7 @@ import { errorHeaders, toClientError } from './errors.ts';
 import type { HeaderSink, RateLimiter } from './rate-limit.ts';
 import { collectQueryValues } from './request-params.ts';
 import { API_PREFIX, successBody, writeJson } from './route.ts';
-import { answerPoll, GetEventsParamsSchema } from './routes/events.ts';
+import { GetEventsParamsSchema, PollAnswer } from './routes/events.ts';
 
 const EVENTS_PATH = `${API_PREFIX}/events`;
 /** A host name or IPv4 address with an optional port: what Fastify's `hostname` reads plainly. */
@@ -89,28 +89,40 @@ export class PollListener {
         EVENTS_SCHEMA,
         collectQueryValues(parseQuery(query)),
       );
-      const fields = answerPoll(this.ctx, actor, parsed.values, res);
-      // A parked poll waits on its promise alone: this function's frame is gone by then.
-      if (fields instanceof Promise) {
-        // Only what the answer needs stays alive with the parked poll.
-        const { ignored } = parsed;
-        fields.then(
-          (parkedFields) => writeSuccess(res, headers, parkedFields, ignored),
-          (err: unknown) => this.fail(res, headers, err),
-        );
-      } else {
-        writeSuccess(res, headers, fields, parsed.ignored);
-      }
+      const poll = new ListenerPoll(res, this, headers, parsed.ignored);
+      const fields = poll.start(this.ctx, actor, parsed.values);
+      // A parked poll waits on its ListenerPoll alone: this function's frame is gone by then.
+      if (fields) writeSuccess(res, headers, fields, parsed.ignored);
     } catch (err) {
       this.fail(res, headers, err);
     }
   }
 
-  private fail(res: ServerResponse, headers: HeaderBag, err: unknown): void {
+  fail(res: ServerResponse, headers: HeaderBag, err: unknown): void {
     const known = toClientError(err, this.ctx.log);
     if (res.headersSent) return;
     Object.assign(headers.all, errorHeaders(known));
     writeJson(res, known.httpStatus, headers.all, JSON.stringify(known.toJSON()));
+  }
+}
+
+/** A parked poll's answer, written when its queue answers; only what that needs stays alive. */
+class ListenerPoll extends PollAnswer {
+  constructor(
+    res: ServerResponse,
+    private readonly listener: PollListener,
+    private readonly headers: HeaderBag,
+    private readonly ignored: string[],
+  ) {
+    super(res);
+  }
+
+  protected send(fields: Record<string, unknown>): void {
+    writeSuccess(this.res, this.headers, fields, this.ignored);
+  }
+
+  protected refuse(err: Error): void {
+    this.listener.fail(this.res, this.headers, err);
   }
 }
 

@@ -4,17 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EventsReply, QueueEnv } from '../../src/events/queues.ts';
 import { systemRandom } from '../../src/infra/random.ts';
-import { client, env, EventQueues, open } from './queue-kit.ts';
+import { client, env, EventQueues, open, park } from './queue-kit.ts';
 
 /** Queue phases in creation order (ms into the heartbeat period). */
 function phased(config: Partial<QueueEnv['config']>, phases: number[]): QueueEnv {
   return { ...env(config), random: { ...systemRandom, int: () => phases.shift() ?? 0 } };
-}
-
-function park(q: EventQueues, id: string, userId: number): Promise<EventsReply> {
-  const start = q.poll(id, userId, { lastEventId: -1, dontBlock: false });
-  assert.ok('parked' in start);
-  return start.parked;
 }
 
 test('polls parked together get their heartbeats at their own phases, not together', async () => {

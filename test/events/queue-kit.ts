@@ -2,7 +2,13 @@
 // timers, client descriptors, and helpers to open a queue and read it without acknowledging.
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { EventQueues, type QueueEnv } from '../../src/events/queues.ts';
+import {
+  EventQueues,
+  ParkedPoll,
+  type EventsReply,
+  type PollSink,
+  type QueueEnv,
+} from '../../src/events/queues.ts';
 import type { Notice, ParleyEvent } from '../../src/events/types.ts';
 import { systemRandom } from '../../src/infra/random.ts';
 import {
@@ -69,10 +75,29 @@ export function open(
   return id;
 }
 
+/** A sink for polls that must not park. */
+export const noSink: PollSink = {
+  answer: () => assert.fail('a poll that should not park was answered later'),
+  fail: () => assert.fail('a poll that should not park failed later'),
+};
+
 export function take(queues: EventQueues, id: string, userId = ALICE): Record<string, unknown>[] {
-  const start = queues.poll(id, userId, { dontBlock: true });
-  assert.ok('reply' in start);
-  return start.reply.events;
+  const start = queues.poll(id, userId, { dontBlock: true }, noSink);
+  assert.ok(!(start instanceof ParkedPoll));
+  return start.events;
+}
+
+/** Poll without dont_block; the poll must park. Its answer (or failure) settles the promise. */
+export function park(
+  queues: EventQueues,
+  id: string,
+  userId = ALICE,
+  lastEventId?: number,
+): Promise<EventsReply> {
+  return new Promise((answer, fail) => {
+    const start = queues.poll(id, userId, { lastEventId, dontBlock: false }, { answer, fail });
+    assert.ok(start instanceof ParkedPoll);
+  });
 }
 
 export const notice = (

@@ -9,7 +9,19 @@ import { join } from 'node:path';
 import type { EventsReply } from '../../src/events/queues.ts';
 import type { ParleyEvent } from '../../src/events/types.ts';
 import { SERVER_GENERATION, SVC_FEATURE_LEVEL, SVC_VERSION } from '../../src/version.ts';
-import { ALICE, BOB, client, env, EventQueues, notice, open, REALM, take } from './queue-kit.ts';
+import {
+  ALICE,
+  BOB,
+  client,
+  env,
+  EventQueues,
+  noSink,
+  notice,
+  open,
+  park,
+  REALM,
+  take,
+} from './queue-kit.ts';
 
 test('queue ids name their process; event ids increase from 0', () => {
   const q = new EventQueues(env());
@@ -50,9 +62,7 @@ test('parked polls are answered in chunks, a few hundred per macrotask', async (
   const users = Array.from({ length: 600 }, (_, i) => 1000 + i);
   for (const user of users) {
     const id = open(q, client(), user);
-    const start = q.poll(id, user, { lastEventId: -1, dontBlock: false });
-    assert.ok('parked' in start);
-    void start.parked.then((r) => answered.push(r));
+    void park(q, id, user, -1).then((r) => answered.push(r));
   }
   q.deliver([notice({ type: 'alert_words', alert_words: [] }, users)]);
   assert.equal(answered.length, 0);
@@ -66,29 +76,29 @@ test('parked polls are answered in chunks, a few hundred per macrotask', async (
 test('a queue over its cap is dropped; its parked poll fails with BAD_EVENT_QUEUE_ID', async () => {
   const q = new EventQueues(env({ maxEventsPerQueue: 3 }));
   const id = open(q, client());
-  const start = q.poll(id, ALICE, { dontBlock: false });
-  assert.ok('parked' in start);
+  const parked = park(q, id);
   const events = [1, 2, 3, 4].map((n) => notice({ type: 'alert_words', alert_words: [String(n)] }));
   q.deliver(events);
-  await assert.rejects(start.parked, {
+  await assert.rejects(parked, {
     code: 'BAD_EVENT_QUEUE_ID',
     message: `Bad event queue ID: ${id}`,
     extra: { queue_id: id },
   });
   assert.equal(q.inspect(id), undefined);
-  assert.throws(() => q.poll(id, ALICE, { dontBlock: true }), { code: 'BAD_EVENT_QUEUE_ID' });
+  assert.throws(() => q.poll(id, ALICE, { dontBlock: true }, noSink), {
+    code: 'BAD_EVENT_QUEUE_ID',
+  });
 });
 
 test('dropping a user’s queues answers their parked poll with what is queued', async () => {
   const q = new EventQueues(env());
   const id = open(q, client());
-  const start = q.poll(id, ALICE, { dontBlock: false });
-  assert.ok('parked' in start);
+  const parked = park(q, id);
   q.deliver([
     notice({ type: 'realm_user', op: 'update', person: { user_id: ALICE, is_active: false } }),
   ]);
   q.dropUserQueues(ALICE);
-  assert.deepEqual(await start.parked, {
+  assert.deepEqual(await parked, {
     events: [
       { type: 'realm_user', op: 'update', person: { user_id: ALICE, is_active: false }, id: 0 },
     ],
@@ -101,15 +111,14 @@ test('a deactivated user’s queues go once they hold the deactivation', async (
   const q = new EventQueues(env());
   const alice = open(q, client());
   const bob = open(q, client(), BOB);
-  const start = q.poll(alice, ALICE, { dontBlock: false });
-  assert.ok('parked' in start);
+  const parked = park(q, alice);
   const deactivation: ParleyEvent = {
     type: 'realm_user',
     op: 'update',
     person: { user_id: ALICE, is_active: false },
   };
   q.deliver([notice(deactivation, [ALICE, BOB])]);
-  assert.deepEqual(await start.parked, {
+  assert.deepEqual(await parked, {
     events: [{ ...deactivation, id: 0 }],
     queue_id: alice,
   });
@@ -125,7 +134,7 @@ test('saveTo and restoreFrom keep ids, pending events and acknowledgements, then
   const quiet = open(before, client({ eventTypes: ['alert_words'] }), BOB);
   before.deliver([1, 2, 3].map((n) => notice({ type: 'alert_words', alert_words: [String(n)] })));
   assert.equal(take(before, id).length, 3);
-  before.poll(id, ALICE, { lastEventId: 0, dontBlock: true });
+  before.poll(id, ALICE, { lastEventId: 0, dontBlock: true }, noSink);
   await before.saveTo(file);
   await before.shutdown();
 
@@ -146,7 +155,7 @@ test('saveTo and restoreFrom keep ids, pending events and acknowledgements, then
       id: 3,
     },
   ]);
-  assert.throws(() => after.poll(id, ALICE, { lastEventId: -1, dontBlock: true }), {
+  assert.throws(() => after.poll(id, ALICE, { lastEventId: -1, dontBlock: true }, noSink), {
     message: 'An event newer than -1 has already been pruned!',
   });
   // Its client asked for alert_words only: no restart event.

@@ -3,9 +3,11 @@ import { Type } from 'typebox';
 import {
   deleteQueue,
   getEvents,
+  ParkedPoll,
   registerQueue,
   type EventsReply,
   type GetEventsParams,
+  type PollSink,
 } from '../../actions/events.ts';
 import { eventsJson } from '../../events/event-json.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/event-client.ts';
@@ -62,33 +64,64 @@ function presentPoll(answer: EventsReply): Record<string, unknown> {
 }
 
 /**
- * GET /events: the poll's answer, at once when it has one, else a promise of it for when
- * its queue answers; a client that disconnects meanwhile frees its queue's waiter. Also
- * called by http/poll-listener.ts, which answers most polls without Fastify and keeps no
- * async frame alive while a poll is parked.
+ * One GET /events request's answer. start() gives the poll's fields at once when it has
+ * them; otherwise the poll parks with this object as its queue's sink, which writes the
+ * answer later through send or refuse. A client that disconnects meanwhile cancels its
+ * parked poll, so its queue's waiter is freed. Used by the route below and by
+ * http/poll-listener.ts, which answers most polls without Fastify.
  */
-export function answerPoll(
-  ctx: AppContext,
-  actor: Actor,
-  params: GetEventsParams,
-  res: ServerResponse,
-): Record<string, unknown> | Promise<Record<string, unknown>> {
-  const start = getEvents(ctx, actor, params);
-  if ('reply' in start) return presentPoll(start.reply);
-  const onClose = () => {
-    if (!res.writableEnded) start.cancel();
+export abstract class PollAnswer implements PollSink {
+  private parked: ParkedPoll | null = null;
+  private readonly closed = (): void => {
+    if (!this.res.writableEnded) this.parked?.cancel();
   };
-  res.on('close', onClose);
-  return start.parked.then(
-    (answer) => {
-      res.off('close', onClose);
-      return presentPoll(answer);
-    },
-    (err: unknown) => {
-      res.off('close', onClose);
-      throw err;
-    },
-  );
+
+  constructor(protected readonly res: ServerResponse) {}
+
+  /** The poll's fields now, or undefined when it parked: send or refuse follows. */
+  start(ctx: AppContext, actor: Actor, params: GetEventsParams): Record<string, unknown> | void {
+    const started = getEvents(ctx, actor, params, this);
+    if (!(started instanceof ParkedPoll)) return presentPoll(started);
+    this.parked = started;
+    this.res.on('close', this.closed);
+  }
+
+  answer(reply: EventsReply): void {
+    this.settle();
+    this.send(presentPoll(reply));
+  }
+
+  fail(err: Error): void {
+    this.settle();
+    this.refuse(err);
+  }
+
+  protected abstract send(fields: Record<string, unknown>): void;
+  protected abstract refuse(err: Error): void;
+
+  private settle(): void {
+    this.parked = null;
+    this.res.off('close', this.closed);
+  }
+}
+
+/** A poll answered through Fastify: the handler's promise settles with the answer. */
+class PromisedPoll extends PollAnswer {
+  constructor(
+    res: ServerResponse,
+    private readonly resolve: (fields: Record<string, unknown>) => void,
+    private readonly reject: (err: Error) => void,
+  ) {
+    super(res);
+  }
+
+  protected send(fields: Record<string, unknown>): void {
+    this.resolve(fields);
+  }
+
+  protected refuse(err: Error): void {
+    this.reject(err);
+  }
 }
 
 export const GetEventsParamsSchema = Type.Object({
@@ -116,7 +149,11 @@ export const eventsRoutes = [
     auth: 'user',
     writeDirect: true,
     params: GetEventsParamsSchema,
-    handler: async ({ ctx, actor, params, reply }) => answerPoll(ctx, actor, params, reply.raw),
+    handler: ({ ctx, actor, params, reply }) =>
+      new Promise((resolve, reject) => {
+        const now = new PromisedPoll(reply.raw, resolve, reject).start(ctx, actor, params);
+        if (now) resolve(now);
+      }),
   }),
   defineRoute({
     method: 'DELETE',
