@@ -57,28 +57,36 @@ class KnownRows<T> {
 
   constructor(private readonly max: number) {}
 
-  async read(ctx: AppContext, key: string, load: () => Promise<T>): Promise<T> {
+  /** The kept value at once when it is current (most requests), else a promise of it. */
+  read(ctx: AppContext, key: string, load: () => Promise<T>): T | Promise<T> {
     const version = ctx.store.accountsVersion();
-    let known = this.byStore.get(ctx.store);
-    const hit = known?.get(key);
+    const hit = this.byStore.get(ctx.store)?.get(key);
     if (hit && hit.version === version) return hit.value;
-    const value = await load();
-    if (version !== null) {
-      if (!known) this.byStore.set(ctx.store, (known = new Map()));
-      if (known.size >= this.max) known.clear();
-      known.set(key, { version, value });
-    }
-    return value;
+    return load().then((value) => {
+      if (version !== null) {
+        let known = this.byStore.get(ctx.store);
+        if (!known) this.byStore.set(ctx.store, (known = new Map()));
+        if (known.size >= this.max) known.clear();
+        known.set(key, { version, value });
+      }
+      return value;
+    });
   }
 }
 
+/** The organization of a host and the user of an API key used on it. */
+type KeyRows = { realm: RealmRow | undefined; user: UserRow | undefined };
+
 // Sized for every client of a large organization: a full map is emptied at once.
 const knownRealms = new KnownRows<RealmRow | undefined>(1000);
-const knownKeys = new KnownRows<{ realm: RealmRow | undefined; user: UserRow | undefined }>(50_000);
+const knownKeys = new KnownRows<KeyRows>(50_000);
 const knownActors = new KnownRows<Actor>(50_000);
 
 /** The organization a host names. */
-function readRealm(ctx: AppContext, host: string): Promise<RealmRow | undefined> {
+function readRealm(
+  ctx: AppContext,
+  host: string,
+): RealmRow | undefined | Promise<RealmRow | undefined> {
   return knownRealms.read(ctx, host, async () => {
     const realm = await realmsStore.getRealmByStringId(ctx.db, host);
     return realm && Object.freeze(realm);
@@ -86,11 +94,7 @@ function readRealm(ctx: AppContext, host: string): Promise<RealmRow | undefined>
 }
 
 /** The organization and user behind an API key used on a host. */
-function readKey(
-  ctx: AppContext,
-  hostname: string,
-  key: string,
-): Promise<{ realm: RealmRow | undefined; user: UserRow | undefined }> {
+function readKey(ctx: AppContext, hostname: string, key: string): KeyRows | Promise<KeyRows> {
   const host = subdomainOf(hostname, ctx.config.externalUrl);
   return knownKeys.read(ctx, `${host}\n${key}`, async () => {
     const realm = await readRealm(ctx, host);
@@ -99,7 +103,7 @@ function readKey(
   });
 }
 
-export function authenticate(ctx: AppContext, request: FastifyRequest): Promise<Actor> {
+export function authenticate(ctx: AppContext, request: FastifyRequest): Actor | Promise<Actor> {
   return authenticateBasic(ctx, request.headers.authorization, request.hostname);
 }
 
@@ -112,7 +116,7 @@ export function authenticateBasic(
   ctx: AppContext,
   authorization: string | undefined,
   hostname: string,
-): Promise<Actor> {
+): Actor | Promise<Actor> {
   if (authorization === undefined) return checkBasic(ctx, authorization, hostname);
   return knownActors.read(ctx, `${hostname}\n${authorization}`, () =>
     checkBasic(ctx, authorization, hostname),

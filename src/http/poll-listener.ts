@@ -13,6 +13,7 @@
 // its tests use real sockets (test/http/poll-listener.test.ts, test/events/longpoll.test.ts).
 import {
   createServer,
+  type IncomingHttpHeaders,
   type IncomingMessage,
   type OutgoingHttpHeaders,
   type Server,
@@ -21,11 +22,12 @@ import {
 } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { AppContext } from '../context.ts';
+import type { Actor } from '../lib/actor.ts';
 import { stringifyBody } from '../lib/json-text.ts';
 import { parseParams, type JsonSchema } from '../lib/params.ts';
 import { authenticateBasic } from './auth.ts';
 import { errorHeaders, toClientError } from './errors.ts';
-import type { HeaderSink, RateLimiter } from './rate-limit.ts';
+import type { HeaderSink, LimitedRequest, RateLimiter } from './rate-limit.ts';
 import { collectQueryValues } from './request-params.ts';
 import { API_PREFIX, successBody, writeJson } from './route.ts';
 import { GetEventsParamsSchema, PollAnswer } from './routes/events.ts';
@@ -34,6 +36,19 @@ const EVENTS_PATH = `${API_PREFIX}/events`;
 /** A host name or IPv4 address with an optional port: what Fastify's `hostname` reads plainly. */
 const PLAIN_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$/;
 const EVENTS_SCHEMA = GetEventsParamsSchema as unknown as JsonSchema;
+
+/** The request as the rate limiter reads it; the peer address is looked up only if it asks. */
+class PollRequest implements LimitedRequest {
+  constructor(private readonly req: IncomingMessage) {}
+
+  get ip(): string {
+    return this.req.socket.remoteAddress ?? '';
+  }
+
+  get headers(): IncomingHttpHeaders {
+    return this.req.headers;
+  }
+}
 
 /** Headers gathered for an answer (the rate-limit counts), in the shape `writeHead` takes. */
 class HeaderBag implements HeaderSink {
@@ -72,19 +87,26 @@ export class PollListener {
     return true;
   }
 
-  private async answer(
-    req: IncomingMessage,
-    res: ServerResponse,
-    hostname: string,
-    query: string,
-  ): Promise<void> {
+  private answer(req: IncomingMessage, res: ServerResponse, hostname: string, query: string): void {
     const headers = new HeaderBag();
+    let actor: Actor | Promise<Actor>;
     try {
-      const actor = await this.limiter.authenticate(
-        { ip: req.socket.remoteAddress ?? '', headers: req.headers },
-        headers,
-        () => authenticateBasic(this.ctx, req.headers.authorization, hostname),
+      actor = this.limiter.authenticate(new PollRequest(req), headers, () =>
+        authenticateBasic(this.ctx, req.headers.authorization, hostname),
       );
+    } catch (err) {
+      return this.fail(res, headers, err);
+    }
+    // A known client's actor comes at once: no promise, no turn of the microtask queue.
+    if (!(actor instanceof Promise)) return this.poll(actor, res, headers, query);
+    actor.then(
+      (known) => this.poll(known, res, headers, query),
+      (err: unknown) => this.fail(res, headers, err),
+    );
+  }
+
+  private poll(actor: Actor, res: ServerResponse, headers: HeaderBag, query: string): void {
+    try {
       const parsed = parseParams<Record<string, unknown>>(
         EVENTS_SCHEMA,
         collectQueryValues(parseQuery(query)),

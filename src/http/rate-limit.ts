@@ -184,12 +184,15 @@ function setHeaders(reply: HeaderSink, v: Verdict): void {
 }
 
 export interface RateLimiter {
-  /** Run the route's authentication within the limits, and count the request to its user. */
+  /**
+   * Run the route's authentication within the limits, and count the request to its user; a
+   * value rather than a promise when nothing had to wait.
+   */
   authenticate(
     request: LimitedRequest,
     reply: HeaderSink,
-    check: () => Promise<Actor>,
-  ): Promise<Actor>;
+    check: () => Actor | Promise<Actor>,
+  ): Actor | Promise<Actor>;
   /** Count an unauthenticated request to its address before the route reads it. */
   admitAnonymous(request: LimitedRequest, reply: HeaderSink): Promise<void>;
   /** Run an unauthenticated route's handler; a 401 it answers is a failed authentication. */
@@ -229,7 +232,7 @@ class WindowLimiter implements RateLimiter {
   async authenticate(
     request: LimitedRequest,
     reply: HeaderSink,
-    check: () => Promise<Actor>,
+    check: () => Actor | Promise<Actor>,
   ): Promise<Actor> {
     let actor: Actor;
     try {

@@ -8,13 +8,15 @@ export class JsonText {
 
 /** The JSON of a reply body whose top-level values may be JsonText. */
 export function stringifyBody(body: Record<string, unknown>): string {
-  const parts: string[] = [];
-  for (const [key, value] of Object.entries(body)) {
+  // Every poll's answer comes through here: no entry arrays, no parts to join.
+  let out = '';
+  for (const key in body) {
+    const value = body[key];
     if (value === undefined) continue;
     const json = value instanceof JsonText ? value.text : JSON.stringify(value);
-    parts.push(`${JSON.stringify(key)}:${json}`);
+    out += `${out === '' ? '{' : ','}${JSON.stringify(key)}:${json}`;
   }
-  return `{${parts.join(',')}}`;
+  return out === '' ? '{}' : `${out}}`;
 }
 
 /** Whether a body holds JsonText (and so needs stringifyBody). */

@@ -72,9 +72,8 @@ function presentPoll(answer: EventsReply): Record<string, unknown> {
  */
 export abstract class PollAnswer implements PollSink {
   private parked: ParkedPoll | null = null;
-  private readonly closed = (): void => {
-    if (!this.res.writableEnded) this.parked?.cancel();
-  };
+  /** Set only when the poll parks: most polls are answered at once and need no listener. */
+  private closed: (() => void) | null = null;
 
   constructor(protected readonly res: ServerResponse) {}
 
@@ -83,6 +82,11 @@ export abstract class PollAnswer implements PollSink {
     const started = getEvents(ctx, actor, params, this);
     if (!(started instanceof ParkedPoll)) return presentPoll(started);
     this.parked = started;
+    // Assigned rather than declared, so no name is defined on the function per poll (tsx
+    // keeps function names by redefining each named closure's `name` as it is created).
+    this.closed = () => {
+      if (!this.res.writableEnded) this.parked?.cancel();
+    };
     this.res.on('close', this.closed);
   }
 
@@ -101,7 +105,8 @@ export abstract class PollAnswer implements PollSink {
 
   private settle(): void {
     this.parked = null;
-    this.res.off('close', this.closed);
+    if (this.closed) this.res.off('close', this.closed);
+    this.closed = null;
   }
 }
 
