@@ -384,8 +384,12 @@ export async function sendInternalDirectMessage(
   );
 }
 
-/** Delivery rows written between two turns of the event loop in a large send. */
-const ROWS_PER_TURN = 2000;
+/**
+ * Delivery rows written between two turns of the event loop in a large send. 2,000 took
+ * 3-10 ms a chunk on a 2-core machine; with a young-generation collection in the same turn
+ * that came near the 20 ms the fan-out benchmark allows a stall (docs/performance.md).
+ */
+const ROWS_PER_TURN = 1000;
 
 /** Render, store and announce a message to a resolved destination. */
 async function deliverMessage(
@@ -454,7 +458,8 @@ async function deliverMessage(
   }
   const rows = [...flags].map(([user_id, bits]) => ({ user_id, message_id: row.id, flags: bits }));
   for (let at = 0; at < rows.length; at += ROWS_PER_TURN) {
-    if (at > 0) await nextTurn();
+    // Rendering and the flags came before the first chunk: a turn between them as well.
+    if (large) await nextTurn();
     await messagesStore.insertUserMessages(db, rows.slice(at, at + ROWS_PER_TURN));
   }
   await enqueueOutgoingWebhooks(ctx, db, realm, sender, row, recipients, r.mentionedUserIds);
@@ -512,13 +517,27 @@ async function emitMessageEvent(
     if (sees === undefined) seesEmail.set(key, (sees = canSeeDeliveryEmail(u, sender)));
     return sees;
   };
+  // Recipients with the same flags and avatar form share one object (never changed once
+  // made): a send to a channel of 10,000 makes a handful of them, not 10,000 (and as many
+  // flag lists) for the collector to copy while the send is delivered.
+  const shared = new Map<number, Record<string, unknown>>();
   for (const u of recipients) {
-    const extra: Record<string, unknown> = { flags: flagsToNames(flags.get(u.id) ?? 0) };
-    if (sender.avatar_source === 'G' && canSeeSenderEmail(u)) {
-      extra.__gravatar_avatar_null = true;
-    }
+    const bits = flags.get(u.id) ?? 0;
+    const avatarNull = sender.avatar_source === 'G' && canSeeSenderEmail(u);
     if (u.id === sender.id && echo.queueId !== undefined && echo.localId !== undefined) {
-      extra.__local_echo = { queueId: echo.queueId, localId: echo.localId };
+      perUser[u.id] = {
+        flags: flagsToNames(bits),
+        ...(avatarNull ? { __gravatar_avatar_null: true } : {}),
+        __local_echo: { queueId: echo.queueId, localId: echo.localId },
+      };
+      continue;
+    }
+    const key = avatarNull ? -1 - bits : bits;
+    let extra = shared.get(key);
+    if (!extra) {
+      extra = { flags: flagsToNames(bits) };
+      if (avatarNull) extra.__gravatar_avatar_null = true;
+      shared.set(key, extra);
     }
     perUser[u.id] = extra;
   }
@@ -551,13 +570,17 @@ async function hideInaccessibleSender(
   for (const u of guests) {
     if ((await accessibleUserIdsForLimitedGuest(db, u)).has(sender.id)) continue;
     const p = senderPlaceholder(ctx, realm, sender.id);
-    perUser[u.id].message = {
-      ...message,
-      sender_full_name: p.full_name,
-      sender_email: p.email,
-      avatar_url: p.avatar_url,
+    // A new object: recipients share their per-user fields (emitMessageEvent).
+    const { __gravatar_avatar_null: _placeholderHasItsOwn, ...own } = perUser[u.id];
+    perUser[u.id] = {
+      ...own,
+      message: {
+        ...message,
+        sender_full_name: p.full_name,
+        sender_email: p.email,
+        avatar_url: p.avatar_url,
+      },
     };
-    delete perUser[u.id].__gravatar_avatar_null;
   }
 }
 

@@ -352,6 +352,10 @@ describe('the message event', () => {
     });
     assert.equal(guestCopy.__gravatar_avatar_null, undefined);
     assert.equal(message.sender_full_name, 'Sam Stranger');
+    // Recipients with the same flags share their per-user fields: the placeholder stays the
+    // guest's alone.
+    assert.deepEqual(notice.perUser![t.fx.member.id], notice.perUser![t.fx.admin.id]);
+    assert.equal(notice.perUser![t.fx.member.id].message, undefined);
   });
 
   test('through event queues: each client its form, and the local id to the sending queue', async () => {
