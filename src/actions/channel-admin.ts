@@ -333,7 +333,7 @@ async function doChangeGroupSetting(
 ): Promise<void> {
   const realm = actor.realm;
   const channel = await current(work, realm, channelId);
-  const settings = readChannelSettings(channel.settings);
+  const settings = { ...readChannelSettings(channel.settings) };
   const wanted = await checkGroupSettingChange(work.db, realm.id, settings[name], update);
   if (wanted === null) return;
   if (CONTENT_ACCESS_SETTINGS.includes(name) && !content) throw contentAccessRequired();

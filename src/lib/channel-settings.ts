@@ -1,5 +1,6 @@
 // Channel group-permission settings: each holds a user-group id, combined with the
 // organization's own settings (an organization administrator can always administer).
+import { memoByText } from './memo.ts';
 import { badRequest } from './errors.ts';
 import { badValue } from './params.ts';
 import type { SystemGroupName } from './roles.ts';
@@ -49,7 +50,14 @@ export const MAX_TOPIC_LENGTH = 60;
 export const MAX_MESSAGE_LENGTH = 10000;
 
 /** Stored settings JSON → group ids (missing entries are -1, which no one is a member of). */
-export function readChannelSettings(stored: string): ChannelGroupSettings {
+export function readChannelSettings(stored: string): Readonly<ChannelGroupSettings> {
+  return parsedChannelSettings(stored);
+}
+
+// Access checks read a channel's settings once per user and setting (deciding who sees a
+// channel in an organization of 10,000 parsed the same text 20,000 times); the result is
+// frozen because every caller shares it.
+const parsedChannelSettings = memoByText((stored: string): Readonly<ChannelGroupSettings> => {
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(stored) as Record<string, unknown>;
@@ -61,8 +69,8 @@ export function readChannelSettings(stored: string): ChannelGroupSettings {
     const v = parsed[name];
     out[name] = typeof v === 'number' ? v : -1;
   }
-  return out;
-}
+  return Object.freeze(out);
+}, 1000);
 
 /**
  * The legacy stream_post_policy derived from can_send_message_group's system group:

@@ -68,6 +68,23 @@ export type RecipientRow = Pick<
   'id' | 'realm_id' | 'role' | 'is_bot' | 'bot_type' | 'is_active'
 >;
 
+/** Each active user's id and role, by id: what deciding who sees a channel needs. */
+export async function listActiveRoles(
+  db: Q,
+  realmId: number,
+): Promise<Array<Pick<UserRow, 'id' | 'role'>>> {
+  return activeRoles.all(db, realmId);
+}
+
+const activeRoles = compiledQuery(1, (db, realmId: number) =>
+  db
+    .selectFrom('users')
+    .select(['id', 'role'])
+    .where('realm_id', '=', realmId)
+    .where('is_active', '=', 1)
+    .orderBy('id'),
+);
+
 export async function listActiveUserIds(db: Q, realmId: number): Promise<number[]> {
   const rows = await db
     .selectFrom('users')
