@@ -1,12 +1,15 @@
 // Long-poll machinery shared by figures 4 to 7: create queues, park one poll per queue on
 // its own connection, trigger a send, collect every response, and a fixed-rate probe of a
 // light endpoint that runs alongside.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { SeedUser } from './seed.ts';
 import { authOf } from './common.ts';
 import { closeAll, HttpConn, openMany, type Resp } from './poller.ts';
-import { processCpuSeconds } from './proc.ts';
+import { countAsOurs, processCpuSeconds } from './proc.ts';
 import type { Server } from './servers.ts';
-import { percentile, sleep } from './stats.ts';
+import type { ProbeResult } from './latency-probe.ts';
+import { sleep } from './stats.ts';
 
 export interface Poller {
   user: SeedUser;
@@ -106,71 +109,61 @@ export async function collect(
   return out;
 }
 
-export interface ProbeResult {
-  sent: number;
-  p50: number;
-  p99: number;
-  max: number;
-  errors: number;
-}
-
 /**
- * GET /api/v1/server_settings at a fixed rate on a few connections; latency counts from
- * the scheduled send time, so a stalled server cannot hide behind a late request.
+ * GET /api/v1/server_settings at a fixed rate, from a process of its own on the load core
+ * (latency-probe.ts). Run in the bench's own process, the probe was timed by an event loop
+ * that was at the same moment taking 10,000 fan-out answers and parsing each: its requests
+ * went out up to 35 ms late, and that lateness counted as the server's.
  */
 export async function startLatencyProbe(
   server: Server,
   perSecond: number,
   path = '/api/v1/server_settings',
 ): Promise<() => Promise<ProbeResult>> {
-  const conns = await openMany(server.port, 8);
-  const free = [...conns];
-  const latencies: number[] = [];
-  let errors = 0;
-  let sent = 0;
-  const inflight = new Set<Promise<void>>();
-  const start = performance.now();
-  let stopped = false;
-  const loop = (async () => {
-    const maxRequests = perSecond * 600;
-    while (!stopped && sent < maxRequests) {
-      const scheduled = start + (sent * 1000) / perSecond;
-      const wait = scheduled - performance.now();
-      if (wait > 0) await sleep(wait);
-      sent++;
-      const c = free.pop();
-      if (!c) {
-        // Every connection still waiting: the server is stalled; count it as an error.
-        errors++;
-        continue;
-      }
-      const p = c.request('GET', path, '').then(
-        (r) => {
-          if (r.status !== 200) errors++;
-          latencies.push(r.at - scheduled);
-          free.push(c);
-        },
-        () => {
-          errors++;
-        },
-      );
-      inflight.add(p);
-      void p.finally(() => inflight.delete(p));
-    }
-  })();
+  const child = fork(PROBE_SCRIPT, [], {
+    execArgv: ['--import', 'tsx'],
+    env: {
+      ...process.env,
+      BENCH_PROBE_PORT: String(server.port),
+      BENCH_PROBE_RATE: String(perSecond),
+      BENCH_PROBE_PATH: path,
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  // Its CPU is the load generator's, like the bench's own, not foreign load.
+  const uncount = countAsOurs('probe', () => processCpuSeconds(child.pid ?? 0));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`latency probe exited (${code})`))),
+  );
+  exited.catch(() => undefined);
+  const message = <T>(): Promise<T> =>
+    Promise.race([
+      new Promise<T>((resolve) => child.once('message', (m) => resolve(m as T))),
+      exited,
+    ]);
+  const startLimit = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  try {
+    await message<{ ready: true }>();
+  } catch (err) {
+    uncount();
+    throw err;
+  } finally {
+    clearTimeout(startLimit);
+  }
   return async () => {
-    stopped = true;
-    await loop;
-    await Promise.race([Promise.all(inflight), sleep(5_000)]);
-    closeAll(conns);
-    return {
-      sent,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-      max: Math.max(0, ...latencies),
-      errors,
-    };
+    const result = message<{ result: ProbeResult }>();
+    child.send({ op: 'stop' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    try {
+      return (await result).result;
+    } finally {
+      clearTimeout(timer);
+      uncount();
+    }
   };
 }
 
 export { HttpConn, openMany, closeAll };
+export type { ProbeResult };
+
+const PROBE_SCRIPT = fileURLToPath(new URL('./latency-probe.ts', import.meta.url));
