@@ -258,12 +258,10 @@ export async function usersWhoCanSeeChannel(
   const subscribed = new Set(subscribers);
   // Sets, not the lists: a large organization's member groups hold thousands each.
   const memberSets = members.map((ids) => new Set(ids));
-  const none = new Set<number>();
   const out: number[] = [];
   for (const u of users) {
     // Only the channel's own groups matter here, so membership comes from their member lists.
-    const inAny = memberSets.some((m) => m.has(u.id));
-    const groupIds = inAny ? new Set(grantGroups.filter((_, i) => memberSets[i].has(u.id))) : none;
+    const groupIds = new Set(grantGroups.filter((_, i) => memberSets[i].has(u.id)));
     if (computeChannelAccess(channel, u, subscribed.has(u.id), groupIds).metadata) out.push(u.id);
   }
   return out;

@@ -524,14 +524,6 @@ async function emitMessageEvent(
   for (const u of recipients) {
     const bits = flags.get(u.id) ?? 0;
     const avatarNull = sender.avatar_source === 'G' && canSeeSenderEmail(u);
-    if (u.id === sender.id && echo.queueId !== undefined && echo.localId !== undefined) {
-      perUser[u.id] = {
-        flags: flagsToNames(bits),
-        ...(avatarNull ? { __gravatar_avatar_null: true } : {}),
-        __local_echo: { queueId: echo.queueId, localId: echo.localId },
-      };
-      continue;
-    }
     const key = avatarNull ? -1 - bits : bits;
     let extra = shared.get(key);
     if (!extra) {
@@ -539,7 +531,10 @@ async function emitMessageEvent(
       if (avatarNull) extra.__gravatar_avatar_null = true;
       shared.set(key, extra);
     }
-    perUser[u.id] = extra;
+    const echoed = u.id === sender.id && echo.queueId !== undefined && echo.localId !== undefined;
+    perUser[u.id] = echoed
+      ? { ...extra, __local_echo: { queueId: echo.queueId, localId: echo.localId } }
+      : extra;
   }
   await hideInaccessibleSender(ctx, work.db, realm, sender, recipients, message, perUser);
   work.emitOnCommit(
