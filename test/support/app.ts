@@ -51,15 +51,18 @@ export interface TestApp {
 }
 
 let sqliteSnapshot: { image: Buffer; fixture: Fixture } | null = null;
-let pgSchema: string | null = null;
+/** The schemas this process made, dropped when its tests end. */
+const pgSchemasMade: string[] = [];
+/** The schema's creation, shared by callers that arrive while it runs; cleared if it fails. */
+let pgSchemaReady: Promise<string> | null = null;
 
 // Registered at load time so it belongs to the file's root test and runs once, at the end.
 if (TEST_DATABASE_URL) {
   after(async () => {
-    if (!pgSchema) return;
+    if (pgSchemasMade.length === 0) return;
     const c = new pg.Client({ connectionString: TEST_DATABASE_URL! });
     await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${pgSchema} CASCADE`);
+    for (const schema of pgSchemasMade) await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await c.end();
   });
 }
@@ -82,29 +85,45 @@ async function freshSqliteStore(config: Config): Promise<{ store: Store; fixture
   };
 }
 
-async function listTables(store: Store): Promise<string[]> {
+async function listTables(store: Store, schema: string): Promise<string[]> {
   const result = await sql<{ table_name: string }>`
     SELECT table_name FROM information_schema.tables
-    WHERE table_schema = ${pgSchema} AND table_name NOT LIKE 'kysely_%'`.execute(store.db);
+    WHERE table_schema = ${schema} AND table_name NOT LIKE 'kysely_%'`.execute(store.db);
   return result.rows.map((r) => r.table_name);
+}
+
+async function createPgSchema(url: string): Promise<string> {
+  const schema = `parley_test_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    pgSchemasMade.push(schema);
+  } finally {
+    await admin.end();
+  }
+  const store = openPostgres({ url, schema, max: 2 });
+  try {
+    await migrateToLatest(store.db as never, 'postgres', schema);
+  } finally {
+    await store.close();
+  }
+  return schema;
 }
 
 async function freshPostgresStore(
   config: Config,
   url: string,
 ): Promise<{ store: Store; fixture: Fixture }> {
-  if (!pgSchema) {
-    pgSchema = `parley_test_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${pgSchema}`);
-    await admin.end();
-    const store = openPostgres({ url, schema: pgSchema, max: 2 });
-    await migrateToLatest(store.db as never, 'postgres', pgSchema);
-    await store.close();
-  }
-  const store = openPostgres({ url, schema: pgSchema, max: 5 });
-  const tables = await listTables(store);
+  // A second caller while the schema is being made waits for it rather than using a
+  // schema that does not exist yet; a failed attempt is not remembered.
+  pgSchemaReady ??= createPgSchema(url).catch((err: unknown) => {
+    pgSchemaReady = null;
+    throw err;
+  });
+  const schema = await pgSchemaReady;
+  const store = openPostgres({ url, schema, max: 5 });
+  const tables = await listTables(store, schema);
   if (tables.length > 0) {
     await sql
       .raw(`TRUNCATE ${tables.map((t) => `"${t}"`).join(', ')} RESTART IDENTITY CASCADE`)
