@@ -169,14 +169,14 @@ export async function presentChannelRows(
   db: Q,
   realmId: number,
   channels: ChannelRow[],
-  /** The channels' active subscribers, when the caller has read them already. */
-  knownSubscribers?: Map<number, number[]>,
+  /** The channels' active subscriber counts, when the caller knows them already. */
+  knownCounts?: Map<number, number>,
 ): Promise<Record<string, unknown>[]> {
   if (channels.length === 0) return [];
   const ids = channels.map((c) => c.id);
-  const [firstIds, subscribers] = await Promise.all([
+  const [firstIds, subscriberCounts] = await Promise.all([
     channelsStore.firstMessageIds(db, ids),
-    knownSubscribers ?? channelsStore.listSubscriberIdsByChannel(db, ids),
+    knownCounts ?? channelsStore.countSubscribersByChannel(db, realmId, ids),
   ]);
   // Every group setting of every channel, presented in a few queries: most channels share
   // the system groups, and a register presents hundreds of channels.
@@ -205,11 +205,16 @@ export async function presentChannelRows(
         groupSettings,
         streamPostPolicy: streamPostPolicyFor(sendGroupNames.get(sendGroupId) ?? null),
         firstMessageId: firstIds.get(channel.id) ?? null,
-        subscriberCount: subscribers.get(channel.id)?.length ?? 0,
+        subscriberCount: subscriberCounts.get(channel.id) ?? 0,
       }),
     );
   }
   return out;
+}
+
+/** The lengths of subscriber lists, as presentChannelRows takes them. */
+export function subscriberCounts(lists: Map<number, number[]>): Map<number, number> {
+  return new Map([...lists].map(([id, list]) => [id, list.length]));
 }
 
 /** The channel object clients see (group settings presented, derived legacy fields filled). */
@@ -295,12 +300,15 @@ export async function doBulkSubscribe(
   if (added.length === 0) return { added, already };
 
   const changed = channels.filter((c) => added.some((a) => a.channel.id === c.id));
-  const presented = new Map(
-    (await presentChannelRows(work.db, realm.id, changed)).map((p, i) => [changed[i].id, p]),
-  );
   const subscribers = await channelsStore.listSubscriberIdsByChannel(
     work.db,
+    realm.id,
     changed.map((c) => c.id),
+  );
+  const presented = new Map(
+    (await presentChannelRows(work.db, realm.id, changed, subscriberCounts(subscribers))).map(
+      (p, i) => [changed[i].id, p],
+    ),
   );
   const addedTo = (c: ChannelRow): number[] =>
     added.filter((a) => a.channel.id === c.id).map((a) => a.user.id);
@@ -521,6 +529,7 @@ export async function doAnnounceChannelVisibility(
     );
     const subscribers = await channelsStore.listSubscriberIdsByChannel(
       work.db,
+      realm.id,
       gained.map((c) => c.id),
     );
     for (const c of gained) {

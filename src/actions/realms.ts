@@ -27,6 +27,7 @@ import { accessChannelById } from './channel-access.ts';
 import {
   checkGroupSettingChange,
   presentGroupSetting,
+  presentGroupSettings,
   resolveGroupSetting,
   type GroupSettingChange,
 } from './group-settings.ts';
@@ -129,12 +130,18 @@ export async function presentRealmSettings(
   realm: RealmRow,
 ): Promise<Record<string, unknown>> {
   const settings = readRealmSettings(realm.settings);
+  const names = Object.keys(REALM_SETTINGS) as RealmSettingName[];
+  const groupNames = names.filter((name) => REALM_SETTINGS[name].kind === 'group');
+  const presentedGroups = await presentGroupSettings(
+    ctx.db,
+    realm.id,
+    groupNames.map((name) => settings[name] as number),
+  );
   const out: Record<string, unknown> = {};
-  for (const name of Object.keys(REALM_SETTINGS) as RealmSettingName[]) {
-    const spec = REALM_SETTINGS[name];
+  for (const name of names) {
     out[name] =
-      spec.kind === 'group'
-        ? await presentGroupSetting(ctx.db, realm.id, settings[name] as number)
+      REALM_SETTINGS[name].kind === 'group'
+        ? presentedGroups.get(settings[name] as number)
         : settings[name];
   }
   return out;

@@ -24,6 +24,7 @@ import * as usersStore from '../store/users.ts';
 import {
   checkGroupSettingChange,
   presentGroupSetting,
+  presentGroupSettings,
   resolveGroupSetting,
   type GroupSettingChange,
   type GroupSettingRules,
@@ -70,23 +71,32 @@ async function presentGroups(
   realmId: number,
   rows: UserGroupRow[],
 ): Promise<PresentedUserGroup[]> {
-  const memberships = await groups.listActiveMemberships(db, realmId);
-  const links = await groups.listSubgroupLinks(db, realmId);
-  const out: PresentedUserGroup[] = [];
-  for (const row of rows) {
-    const ids = readGroupSettings(row.settings);
+  const members = byGroup(await groups.listActiveMemberships(db, realmId), (m) => m.user_id);
+  const subgroups = byGroup(await groups.listSubgroupLinks(db, realmId), (l) => l.subgroup_id);
+  const idsOf = rows.map((row) => readGroupSettings(row.settings));
+  // Every group's settings in a few queries: a register presents every group of the realm.
+  const presented = await presentGroupSettings(
+    db,
+    realmId,
+    idsOf.flatMap((ids) => USER_GROUP_SETTING_NAMES.map((name) => ids[name])),
+  );
+  return rows.map((row, i) => {
     const settings = {} as Record<UserGroupSettingName, PresentedSettingValue>;
-    for (const name of USER_GROUP_SETTING_NAMES) {
-      settings[name] = await presentGroupSetting(db, realmId, ids[name]);
-    }
-    out.push(
-      presentUserGroup(
-        row,
-        memberships.filter((m) => m.group_id === row.id).map((m) => m.user_id),
-        links.filter((l) => l.group_id === row.id).map((l) => l.subgroup_id),
-        settings,
-      ),
-    );
+    for (const name of USER_GROUP_SETTING_NAMES) settings[name] = presented.get(idsOf[i][name])!;
+    return presentUserGroup(row, members.get(row.id) ?? [], subgroups.get(row.id) ?? [], settings);
+  });
+}
+
+/** Rows that name a group, as lists of one of their fields by group id, in row order. */
+function byGroup<R extends { group_id: number }>(
+  rows: R[],
+  field: (row: R) => number,
+): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  for (const row of rows) {
+    const list = out.get(row.group_id);
+    if (list) list.push(field(row));
+    else out.set(row.group_id, [field(row)]);
   }
   return out;
 }

@@ -145,28 +145,93 @@ const subscriberRecipients = compiledQuery(1, (db, channelId: number) =>
     .orderBy('s.user_id'),
 );
 
+/**
+ * Active subscriptions of some channels, grouped by channel, deactivated users' included.
+ * Deactivated users are few: the callers below read every subscription through the covering
+ * index and take theirs off afterwards, which costs half as much as checking each
+ * subscription against them in SQL (a register of 200 channels reads 20,000).
+ */
+function activeSubscriptionsByChannel(db: Q, channelIds: number[]) {
+  return db
+    .selectFrom('subscriptions as s')
+    .where('s.channel_id', 'in', channelIds)
+    .where('s.active', '=', 1)
+    .groupBy('s.channel_id');
+}
+
+/** The active subscriptions of the organization's deactivated users: the ones to take off. */
+async function listInactiveSubscriptions(
+  db: Q,
+  realmId: number,
+): Promise<Array<{ channel_id: number; user_id: number }>> {
+  return db
+    .selectFrom('subscriptions')
+    .select(['channel_id', 'user_id'])
+    .where('user_id', 'in', (eb) =>
+      eb
+        .selectFrom('users')
+        .select('id')
+        .where('realm_id', '=', realmId)
+        .where('is_active', '=', 0),
+    )
+    .where('active', '=', 1)
+    .execute();
+}
+
 /** Active subscriber ids of several channels at once, by channel. */
 export async function listSubscriberIdsByChannel(
   db: Q,
+  realmId: number,
   channelIds: number[],
 ): Promise<Map<number, number[]>> {
   const out = new Map<number, number[]>(channelIds.map((id) => [id, []]));
   if (channelIds.length === 0) return out;
-  // One row per channel with its ids joined in a string: a register reads every subscriber
-  // of every visible channel, and a row per subscription costs far more to hand over than
-  // the query itself. Deactivated users are few, so they are excluded by a small set rather
-  // than by joining every subscription to its user row.
-  const rows = await db
-    .selectFrom('subscriptions as s')
+  // One row per channel with its ids joined in a string: a register with subscriber lists
+  // reads every subscriber of every visible channel, and a row per subscription costs far
+  // more to hand over than the query itself.
+  const rows = await activeSubscriptionsByChannel(db, channelIds)
     .select(['s.channel_id', sql<string>`string_agg(cast(s.user_id as text), ',')`.as('ids')])
-    .where('s.channel_id', 'in', channelIds)
-    .where('s.active', '=', 1)
-    .where('s.user_id', 'not in', (eb) =>
-      eb.selectFrom('users').select('id').where('is_active', '=', 0),
-    )
-    .groupBy('s.channel_id')
     .execute();
   for (const r of rows) out.set(r.channel_id, parseIdList(r.ids));
+  const inactive = await listInactiveSubscriptions(db, realmId);
+  for (const [channelId, ids] of groupIds(inactive)) {
+    const list = out.get(channelId);
+    if (list)
+      out.set(
+        channelId,
+        list.filter((id) => !ids.has(id)),
+      );
+  }
+  return out;
+}
+
+/** The number of active subscribers of several channels, by channel: the same users as above. */
+export async function countSubscribersByChannel(
+  db: Q,
+  realmId: number,
+  channelIds: number[],
+): Promise<Map<number, number>> {
+  const out = new Map<number, number>(channelIds.map((id) => [id, 0]));
+  if (channelIds.length === 0) return out;
+  const rows = await activeSubscriptionsByChannel(db, channelIds)
+    .select((eb) => ['s.channel_id', eb.fn.countAll().as('n')])
+    .execute();
+  // PostgreSQL's count is a bigint, which pg hands over as a string.
+  for (const r of rows) out.set(r.channel_id, Number(r.n));
+  for (const r of await listInactiveSubscriptions(db, realmId)) {
+    const n = out.get(r.channel_id);
+    if (n !== undefined) out.set(r.channel_id, n - 1);
+  }
+  return out;
+}
+
+function groupIds(rows: Array<{ channel_id: number; user_id: number }>): Map<number, Set<number>> {
+  const out = new Map<number, Set<number>>();
+  for (const r of rows) {
+    const ids = out.get(r.channel_id);
+    if (ids) ids.add(r.user_id);
+    else out.set(r.channel_id, new Set([r.user_id]));
+  }
   return out;
 }
 

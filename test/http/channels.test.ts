@@ -256,6 +256,28 @@ describe('GET /streams/{id}/members', () => {
     const res = await t.as(t.fx.admin).get(`/streams/${t.fx.channels.design.id}/members`);
     assert.deepEqual(res.body, { ...SUCCESS, subscribers: [t.fx.admin.id] });
   });
+
+  test('deactivated users are not counted, with or without the subscriber lists', async () => {
+    await t.ctx.db
+      .updateTable('users')
+      .set({ is_active: 0 })
+      .where('id', '=', t.fx.member.id)
+      .execute();
+    const admin = t.as(t.fx.admin);
+    const channel = await admin.get(`/streams/${t.fx.channels.design.id}`);
+    assert.equal((channel.body.stream as Record<string, unknown>).subscriber_count, 1);
+    for (const include_subscribers of [false, true]) {
+      const res = await admin.post('/register', {
+        include_subscribers,
+        event_types: ['subscription'],
+      });
+      const design = (res.body.subscriptions as Array<Record<string, unknown>>).find(
+        (s) => s.name === 'design',
+      )!;
+      assert.equal(design.subscriber_count, 1);
+      assert.deepEqual(design.subscribers, include_subscribers ? [t.fx.admin.id] : undefined);
+    }
+  });
 });
 
 describe('authentication', () => {

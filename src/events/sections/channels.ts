@@ -29,7 +29,8 @@ function visibleChannels(ctx: AppContext, req: SnapshotRequest): Promise<Visible
   if (!visible) {
     // Without the capability, archived channels are gone as far as the client knows.
     const archived = req.client.capabilities.archived_channels;
-    visible = readVisibleChannels(ctx.db, req.actor.realm, req.actor.user, archived);
+    const lists = req.includeSubscribers !== false;
+    visible = readVisibleChannels(ctx.db, req.actor.realm, req.actor.user, archived, lists);
     visibleByRequest.set(req, visible);
   }
   return visible;
