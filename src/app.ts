@@ -9,7 +9,7 @@ import { JsonableError } from './lib/errors.ts';
 import { handleFrameworkError, installErrorHandling, RouteTable } from './http/errors.ts';
 import { registerRoutes, type AnyRoute } from './http/route.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
-import { createPollingServer, PollListener } from './http/poll-listener.ts';
+import { createDirectServer, DirectListener } from './http/direct-listener.ts';
 import { PARLEY_VERSION } from './version.ts';
 import { serverRoutes } from './http/routes/server.ts';
 import { usersRoutes } from './http/routes/users.ts';
@@ -76,9 +76,9 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const limiter = await createRateLimiter(ctx);
-  const polls = new PollListener(ctx, limiter);
+  const direct = new DirectListener(ctx, limiter, ROUTE_AREAS.flat());
   const app: FastifyInstance = Fastify({
-    serverFactory: (fastify, options) => createPollingServer(polls, fastify, options),
+    serverFactory: (fastify, options) => createDirectServer(direct, fastify, options),
     loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: handleFrameworkError,
@@ -118,7 +118,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   const table = new RouteTable();
   installErrorHandling(app, table);
-  app.addHook('preClose', async () => polls.close());
+  app.addHook('preClose', async () => direct.close());
   app.addHook('onClose', async () => limiter.close());
   for (const area of ROUTE_AREAS) registerRoutes(app, ctx, table, area, limiter);
   // Outside /api/v1, where clients expect the icon file.

@@ -30,7 +30,7 @@ import { isUnauthorized } from './auth.ts';
 
 /**
  * What the limiter reads of a request and writes to its answer: Fastify's request and reply,
- * or http/poll-listener.ts's own for the polls it answers without Fastify.
+ * or http/direct-listener.ts's own for the GET requests it answers without Fastify.
  */
 export interface LimitedRequest {
   /** The socket's remote address. */

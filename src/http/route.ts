@@ -2,8 +2,8 @@
 // parameters as a TypeBox schema. The helper authenticates, parses parameters with
 // lib/params.ts, and wraps the handler's fields in {result, msg, ...}. The schemas also
 // feed the OpenAPI document.
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Static, TObject } from 'typebox';
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
@@ -37,8 +37,10 @@ export interface RouteInput<P, A extends AuthMode> {
   /** The organization the request's host names (undefined on a root domain without one). */
   realm: RealmRow | undefined;
   files: UploadedFile[];
-  request: FastifyRequest;
-  reply: FastifyReply;
+  /** The request's headers (a send names its client from the User-Agent). */
+  headers: IncomingHttpHeaders;
+  /** The response, for a route that answers later on its own (a parked GET /events). */
+  res: ServerResponse;
 }
 
 export interface RouteSpec<P extends TObject, A extends AuthMode> {
@@ -121,8 +123,25 @@ export function successBody(
   return body;
 }
 
-function isRaw(result: HandlerResult): result is RawReply {
+export function isRaw(result: HandlerResult): result is RawReply {
   return (result as RawReply).raw === true;
+}
+
+/** A request's parameters read against its route's schema; without one, every key is ignored. */
+export function parseRouteParams(
+  spec: AnyRoute,
+  values: Record<string, string>,
+): { values: Record<string, unknown>; ignored: string[] } {
+  const schema = spec.params as unknown as JsonSchema | undefined;
+  return schema
+    ? parseParams<Record<string, unknown>>(schema, values)
+    : { values: {}, ignored: Object.keys(values).sort() };
+}
+
+/** The JSON text of a successful answer. */
+export function successText(result: Record<string, unknown>, ignored: string[]): string {
+  const body = successBody(result, ignored);
+  return holdsJsonText(body) ? stringifyBody(body) : JSON.stringify(body);
 }
 
 export function registerRoutes(
@@ -135,7 +154,6 @@ export function registerRoutes(
   for (const spec of routes) {
     const url = `${API_PREFIX}${spec.url}`;
     table.add(spec.method, url);
-    const paramsSchema = spec.params as unknown as JsonSchema | undefined;
     const pathSchema = spec.path as unknown as JsonSchema | undefined;
     app.route({
       method: spec.method,
@@ -165,9 +183,7 @@ export function registerRoutes(
               request.params as Record<string, string>,
             ).values
           : {};
-        const parsed = paramsSchema
-          ? parseParams<Record<string, unknown>>(paramsSchema, raw.values)
-          : { values: {}, ignored: Object.keys(raw.values).sort() };
+        const parsed = parseRouteParams(spec, raw.values);
         const run = () =>
           spec.handler({
             ctx,
@@ -176,8 +192,8 @@ export function registerRoutes(
             actor: actor as never,
             realm,
             files: raw.files,
-            request,
-            reply,
+            headers: request.headers,
+            res: reply.raw,
           });
         const result = actor ? await run() : await limiter.runAnonymous(request, reply, run);
         if (isRaw(result)) {
@@ -185,11 +201,10 @@ export function registerRoutes(
           for (const [k, v] of Object.entries(result.headers ?? {})) reply.header(k, v);
           return reply.send(result.body);
         }
-        const body = successBody(result, parsed.ignored);
-        if (spec.writeDirect) return writeJsonDirect(reply, stringifyBody(body));
+        const text = successText(result, parsed.ignored);
+        if (spec.writeDirect) return writeJsonDirect(reply, text);
         // One Buffer: Fastify would measure a string's UTF-8 length and then encode it again
         // to write it, a cost that shows on a register's 700 KB.
-        const text = holdsJsonText(body) ? stringifyBody(body) : JSON.stringify(body);
         return reply.type(JSON_TYPE).send(Buffer.from(text));
       },
     });

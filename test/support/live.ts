@@ -1,5 +1,5 @@
 // A test app listening on a real socket, for what `inject` cannot reach: long-polls that
-// park, clients that disconnect, and GET /events answered by http/poll-listener.ts before
+// park, clients that disconnect, and plain GETs answered by http/direct-listener.ts before
 // Fastify sees the request.
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -68,7 +68,7 @@ function presentPoll(answer: EventsReply): Record<string, unknown> {
  * them; otherwise the poll parks with this object as its queue's sink, which writes the
  * answer later through send or refuse. A client that disconnects meanwhile cancels its
  * parked poll, so its queue's waiter is freed. Used by the route below and by
- * http/poll-listener.ts, which answers most polls without Fastify.
+ * http/direct-listener.ts, which answers most polls without Fastify.
  */
 export abstract class PollAnswer implements PollSink {
   private parked: ParkedPoll | null = null;
@@ -154,9 +154,9 @@ export const eventsRoutes = [
     auth: 'user',
     writeDirect: true,
     params: GetEventsParamsSchema,
-    handler: ({ ctx, actor, params, reply }) =>
+    handler: ({ ctx, actor, params, res }) =>
       new Promise((resolve, reject) => {
-        const now = new PromisedPoll(reply.raw, resolve, reject).start(ctx, actor, params);
+        const now = new PromisedPoll(res, resolve, reject).start(ctx, actor, params);
         if (now) resolve(now);
       }),
   }),

@@ -43,7 +43,7 @@ export const messagesRoutes = [
       local_id: Type.Optional(Type.String({ maxLength: 100 })),
       read_by_sender: Type.Optional(Type.Boolean()),
     }),
-    handler: async ({ ctx, actor, params, request }) =>
+    handler: async ({ ctx, actor, params, headers }) =>
       sendMessage(ctx, actor, {
         type: params.type,
         to: params.to,
@@ -52,7 +52,7 @@ export const messagesRoutes = [
         queueId: params.queue_id,
         localId: params.local_id,
         readBySender: params.read_by_sender,
-        client: clientNameFromUserAgent(request.headers['user-agent']),
+        client: clientNameFromUserAgent(headers['user-agent']),
       }),
   }),
   defineRoute({

@@ -1,16 +1,18 @@
-// GET /api/v1/events answered on node:http's own request and response, before Fastify sees
-// the request. A poll is the request a server answers most (every client polls again after
-// each batch of events and each heartbeat), and a parked poll lives for up to a minute:
-// Fastify's request, reply, hooks and promise chain per poll were about a seventh of the CPU
-// per delivered event, and all of it stayed alive, in the old generation, while the poll
-// waited (docs/performance.md, figure 5).
+// Plain authenticated GET requests answered on node:http's own request and response, before
+// Fastify sees them. Fastify's request, reply, hooks and promise chain cost more than the work
+// of a light route: GET /users/me took ~110 µs of CPU through Fastify against ~30 µs for a
+// poll here (docs/performance.md, figure 1). Polls matter most: every client polls again
+// after each batch of events and each heartbeat, and a parked poll lives for up to a minute,
+// so everything Fastify keeps per request stayed alive, in the old generation, while it
+// waited (figure 5).
 //
 // The steps are http/route.ts's, through the same helpers: authentication within the rate
 // limits, the query parsed by lib/params.ts against the route's own schema, the route's
-// handler, the same envelope and the same errors. Whatever this path does not expect (a
-// body, HEAD, another spelling of the path, an unusual Host header, a closing server) goes
-// to Fastify unchanged, which answers it as before. `inject` never reaches this listener:
-// its tests use real sockets (test/http/poll-listener.test.ts, test/events/longpoll.test.ts).
+// handler, the same envelope and the same errors. Only GET routes of authenticated users
+// whose path has no :parameters are taken. Whatever this path does not expect (a body, HEAD,
+// another spelling of the path, an unusual Host header, a closing server) goes to Fastify
+// unchanged, which answers it as before. `inject` never reaches this listener: its tests use
+// real sockets (test/http/direct-listener.test.ts, test/events/longpoll.test.ts).
 import {
   createServer,
   type IncomingHttpHeaders,
@@ -29,7 +31,16 @@ import { authenticateBasic } from './auth.ts';
 import { errorHeaders, toClientError } from './errors.ts';
 import type { HeaderSink, LimitedRequest, RateLimiter } from './rate-limit.ts';
 import { collectQueryValues } from './request-params.ts';
-import { API_PREFIX, successBody, writeJson } from './route.ts';
+import {
+  API_PREFIX,
+  isRaw,
+  parseRouteParams,
+  successBody,
+  successText,
+  writeJson,
+  type AnyRoute,
+  type HandlerResult,
+} from './route.ts';
 import { GetEventsParamsSchema, PollAnswer } from './routes/events.ts';
 
 const EVENTS_PATH = `${API_PREFIX}/events`;
@@ -59,50 +70,66 @@ class HeaderBag implements HeaderSink {
   }
 }
 
-export class PollListener {
+export class DirectListener {
   private open = true;
+  /** The routes taken here besides GET /events, by full path. */
+  private readonly routes = new Map<string, AnyRoute>();
 
   constructor(
     private readonly ctx: AppContext,
     private readonly limiter: RateLimiter,
-  ) {}
+    routes: AnyRoute[],
+  ) {
+    for (const spec of routes) {
+      const path = `${API_PREFIX}${spec.url}`;
+      if (spec.method !== 'GET' || spec.auth !== 'user' || spec.url.includes(':')) continue;
+      if (path !== EVENTS_PATH) this.routes.set(path, spec);
+    }
+  }
 
   /** From now on every request goes to Fastify, which refuses new ones while the server closes. */
   close(): void {
     this.open = false;
   }
 
-  /** Take the request if it is a plain GET /events; false leaves it to Fastify. */
+  /** Take the request if it is a plain GET of a route taken here; false leaves it to Fastify. */
   take(req: IncomingMessage, res: ServerResponse): boolean {
     if (!this.open || req.method !== 'GET') return false;
     const url = req.url ?? '';
     const mark = url.indexOf('?');
-    if ((mark < 0 ? url : url.slice(0, mark)) !== EVENTS_PATH) return false;
+    const path = mark < 0 ? url : url.slice(0, mark);
+    const spec = path === EVENTS_PATH ? null : this.routes.get(path);
+    if (spec === undefined) return false;
     const host = req.headers.host;
     if (host === undefined || !PLAIN_HOST.test(host)) return false;
     const length = req.headers['content-length'];
     if (req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0'))
       return false;
-    void this.answer(req, res, host.split(':', 1)[0], mark < 0 ? '' : url.slice(mark + 1));
-    return true;
-  }
-
-  private answer(req: IncomingMessage, res: ServerResponse, hostname: string, query: string): void {
+    const query = mark < 0 ? '' : url.slice(mark + 1);
     const headers = new HeaderBag();
     let actor: Actor | Promise<Actor>;
     try {
       actor = this.limiter.authenticate(new PollRequest(req), headers, () =>
-        authenticateBasic(this.ctx, req.headers.authorization, hostname),
+        authenticateBasic(this.ctx, req.headers.authorization, host.split(':', 1)[0]),
       );
     } catch (err) {
-      return this.fail(res, headers, err);
+      this.fail(res, headers, err);
+      return true;
     }
     // A known client's actor comes at once: no promise, no turn of the microtask queue.
-    if (!(actor instanceof Promise)) return this.poll(actor, res, headers, query);
+    if (!(actor instanceof Promise)) {
+      if (spec) this.run(spec, actor, req, res, headers, query);
+      else this.poll(actor, res, headers, query);
+      return true;
+    }
     actor.then(
-      (known) => this.poll(known, res, headers, query),
+      (known) =>
+        spec
+          ? this.run(spec, known, req, res, headers, query)
+          : this.poll(known, res, headers, query),
       (err: unknown) => this.fail(res, headers, err),
     );
+    return true;
   }
 
   private poll(actor: Actor, res: ServerResponse, headers: HeaderBag, query: string): void {
@@ -120,6 +147,49 @@ export class PollListener {
     }
   }
 
+  /** Any other route: its handler with the parsed query, answered as route.ts would. */
+  private run(
+    spec: AnyRoute,
+    actor: Actor,
+    req: IncomingMessage,
+    res: ServerResponse,
+    headers: HeaderBag,
+    query: string,
+  ): void {
+    let parsed: { values: Record<string, unknown>; ignored: string[] };
+    let answer: Promise<HandlerResult>;
+    try {
+      parsed = parseRouteParams(spec, collectQueryValues(parseQuery(query)));
+      answer = spec.handler({
+        ctx: this.ctx,
+        params: parsed.values,
+        path: {},
+        actor,
+        realm: actor.realm,
+        files: [],
+        headers: req.headers,
+        res,
+      });
+    } catch (err) {
+      return this.fail(res, headers, err);
+    }
+    answer.then(
+      (result) => {
+        if (!isRaw(result))
+          return writeJson(res, 200, headers.all, successText(result, parsed.ignored));
+        if (res.destroyed) return;
+        res.writeHead(result.status ?? 200, {
+          ...headers.all,
+          ...result.headers,
+          'content-type': result.contentType,
+          'content-length': Buffer.byteLength(result.body),
+        });
+        res.end(result.body);
+      },
+      (err: unknown) => this.fail(res, headers, err),
+    );
+  }
+
   fail(res: ServerResponse, headers: HeaderBag, err: unknown): void {
     const known = toClientError(err, this.ctx.log);
     if (res.headersSent) return;
@@ -132,7 +202,7 @@ export class PollListener {
 class ListenerPoll extends PollAnswer {
   constructor(
     res: ServerResponse,
-    private readonly listener: PollListener,
+    private readonly listener: DirectListener,
     private readonly headers: HeaderBag,
     private readonly ignored: string[],
   ) {
@@ -158,11 +228,11 @@ function writeSuccess(
 }
 
 /**
- * The HTTP server for Fastify's `serverFactory`: polls go to the listener, every other
- * request to Fastify. The timeouts are the ones Fastify sets on a server it creates.
+ * The HTTP server for Fastify's `serverFactory`: what the listener takes goes there, every
+ * other request to Fastify. The timeouts are the ones Fastify sets on a server it creates.
  */
-export function createPollingServer(
-  polls: PollListener,
+export function createDirectServer(
+  direct: DirectListener,
   fastify: (req: IncomingMessage, res: ServerResponse) => void,
   options: {
     http?: ServerOptions;
@@ -173,7 +243,7 @@ export function createPollingServer(
   },
 ): Server {
   const server = createServer(options.http ?? {}, (req, res) => {
-    if (!polls.take(req, res)) fastify(req, res);
+    if (!direct.take(req, res)) fastify(req, res);
   });
   if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
   if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;

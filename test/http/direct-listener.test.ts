@@ -1,6 +1,7 @@
-// GET /events over a real socket is answered by http/poll-listener.ts without Fastify: the
-// same status, body and headers as Fastify's route gives the same request (reached here
-// through inject), every error included; what the listener does not expect goes to Fastify.
+// Plain authenticated GETs over a real socket (GET /events and every route without path
+// parameters) are answered by http/direct-listener.ts without Fastify: the same status, body
+// and headers as Fastify's route gives the same request (reached here through inject), every
+// error included; what the listener does not expect goes to Fastify.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestAppOptions } from '../support/app.ts';
@@ -29,6 +30,8 @@ function pick(headers: Record<string, unknown>): Record<string, unknown> {
 interface Case {
   name: string;
   who: FixtureUser | null;
+  /** Below /api/v1; /events unless said. */
+  path?: string;
   query: string;
   host?: string;
   key?: string;
@@ -49,11 +52,11 @@ async function register(live: Live, who: FixtureUser, host = HOST): Promise<stri
   return String((JSON.parse(res.text) as { queue_id: string }).queue_id);
 }
 
-/** The same GET /events on the socket (listener) and through inject (Fastify). */
+/** The same GET on the socket (listener) and through inject (Fastify). */
 async function both(live: Live, c: Case): Promise<{ socket: RawResponse; fastify: RawResponse }> {
   const headers: Record<string, string> = { host: c.host ?? HOST };
   if (c.who) headers.authorization = basicAuth(c.who.email, c.key ?? c.who.api_key);
-  const path = `/api/v1/events?${c.query}`;
+  const path = `/api/v1${c.path ?? '/events'}?${c.query}`;
   const before = live.fastifyRequests();
   const socket = await live.raw({ method: 'GET', path, headers });
   assert.equal(live.fastifyRequests(), before, `${c.name}: the socket request reached Fastify`);
@@ -131,6 +134,103 @@ test('polls on a socket get what Fastify answers, errors included, without reach
       code: 'UNAUTHORIZED',
     });
   }, RATE_LIMITED));
+
+/** Both answers alike, and a success where one is expected. */
+async function assertAlike(live: Live, cases: Case[]): Promise<void> {
+  for (const c of cases) {
+    const { socket, fastify } = await both(live, c);
+    assert.equal(socket.status, fastify.status, c.name);
+    assert.deepEqual(JSON.parse(socket.text), JSON.parse(fastify.text), c.name);
+    assert.deepEqual(pick(socket.headers), pick(fastify.headers), c.name);
+  }
+}
+
+test('other GET routes on a socket get what Fastify answers, without reaching it', () =>
+  withServer(async (live) => {
+    const { member, guest, admin, deactivated } = live.t.fx;
+    const cases: Case[] = [
+      { name: 'own user', who: member, path: '/users/me', query: '' },
+      { name: 'own user, a guest', who: guest, path: '/users/me', query: '' },
+      { name: 'own user, unknown parameter', who: member, path: '/users/me', query: 'x=1' },
+      {
+        name: 'users',
+        who: admin,
+        path: '/users',
+        query: q({ client_gravatar: false, include_custom_profile_fields: true }),
+      },
+      { name: 'users, a guest', who: guest, path: '/users', query: '' },
+      { name: 'users, bad boolean', who: member, path: '/users', query: 'client_gravatar=maybe' },
+      { name: 'users, bad id list', who: member, path: '/users', query: 'user_ids=[1,"a"]' },
+      {
+        name: 'subscriptions with subscribers',
+        who: member,
+        path: '/users/me/subscriptions',
+        query: q({ include_subscribers: true }),
+      },
+      { name: 'channels', who: member, path: '/streams', query: '' },
+      {
+        name: 'channel id, unknown channel',
+        who: member,
+        path: '/get_stream_id',
+        query: q({ stream: 'no such channel' }),
+      },
+      {
+        name: 'messages',
+        who: member,
+        path: '/messages',
+        query: q({ anchor: 'newest', num_before: 5, num_after: 0 }),
+      },
+      { name: 'messages, bad anchor', who: member, path: '/messages', query: 'anchor=soon' },
+      { name: 'user groups', who: member, path: '/user_groups', query: '' },
+      { name: 'drafts', who: member, path: '/drafts', query: '' },
+      {
+        name: 'own user, wrong key',
+        who: member,
+        key: 'x'.repeat(32),
+        path: '/users/me',
+        query: '',
+      },
+      { name: 'own user, deactivated', who: deactivated, path: '/users/me', query: '' },
+      { name: 'own user, no credentials', who: null, path: '/users/me', query: '' },
+    ];
+    await assertAlike(live, cases);
+    // And the answers are the right ones, not merely equal.
+    const me = JSON.parse((await both(live, cases[0])).socket.text) as Record<string, unknown>;
+    assert.equal(me.result, 'success');
+    assert.equal(me.user_id, member.id);
+    assert.equal(me.email, member.email);
+    const ignored = JSON.parse((await both(live, cases[2])).socket.text) as Record<string, unknown>;
+    assert.deepEqual(ignored.ignored_parameters_unsupported, ['x']);
+    const bad = await both(live, cases[5]);
+    assert.equal(bad.socket.status, 400);
+    assert.deepEqual(JSON.parse(bad.socket.text), {
+      result: 'error',
+      msg: 'client_gravatar is not a boolean',
+      code: 'BAD_REQUEST',
+    });
+    const missing = await both(live, cases[9]);
+    assert.equal(missing.socket.status, 400);
+    assert.equal((JSON.parse(missing.socket.text) as { code: string }).code, 'BAD_REQUEST');
+    const denied = await both(live, cases[14]);
+    assert.equal(denied.socket.status, 401);
+    assert.equal(denied.socket.headers['www-authenticate'], 'Basic realm="parley"');
+  }, RATE_LIMITED));
+
+test('a route with a path parameter, or an anonymous one, goes to Fastify', () =>
+  withServer(async (live) => {
+    const { member } = live.t.fx;
+    const auth = basicAuth(member.email, member.api_key);
+    for (const path of [`/api/v1/users/${member.id}`, '/api/v1/server_settings']) {
+      const before = live.fastifyRequests();
+      const res = await live.raw({
+        method: 'GET',
+        path,
+        headers: { host: HOST, authorization: auth },
+      });
+      assert.equal(live.fastifyRequests(), before + 1, path);
+      assert.equal(res.status, 200, res.text);
+    }
+  }));
 
 test('a poll without a queue id registers one on the socket too', () =>
   withServer(async (live) => {
