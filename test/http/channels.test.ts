@@ -247,22 +247,18 @@ describe('GET /streams/{id}/members', () => {
     );
   });
 
+  /** Deactivated behind the API's back: only the rows say so. */
+  const deactivateMember = () =>
+    t.ctx.db.updateTable('users').set({ is_active: 0 }).where('id', '=', t.fx.member.id).execute();
+
   test('deactivated users are not listed', async () => {
-    await t.ctx.db
-      .updateTable('users')
-      .set({ is_active: 0 })
-      .where('id', '=', t.fx.member.id)
-      .execute();
+    await deactivateMember();
     const res = await t.as(t.fx.admin).get(`/streams/${t.fx.channels.design.id}/members`);
     assert.deepEqual(res.body, { ...SUCCESS, subscribers: [t.fx.admin.id] });
   });
 
   test('deactivated users are not counted, with or without the subscriber lists', async () => {
-    await t.ctx.db
-      .updateTable('users')
-      .set({ is_active: 0 })
-      .where('id', '=', t.fx.member.id)
-      .execute();
+    await deactivateMember();
     const admin = t.as(t.fx.admin);
     const channel = await admin.get(`/streams/${t.fx.channels.design.id}`);
     assert.equal((channel.body.stream as Record<string, unknown>).subscriber_count, 1);

@@ -73,6 +73,16 @@ async function both(live: Live, c: Case): Promise<{ socket: RawResponse; fastify
 
 const q = (params: Params) => encodeParams(params);
 
+/** The socket's answer to each case is Fastify's: status, body and the compared headers. */
+async function assertAlike(live: Live, cases: Case[]): Promise<void> {
+  for (const c of cases) {
+    const { socket, fastify } = await both(live, c);
+    assert.equal(socket.status, fastify.status, c.name);
+    assert.deepEqual(JSON.parse(socket.text), JSON.parse(fastify.text), c.name);
+    assert.deepEqual(pick(socket.headers), pick(fastify.headers), c.name);
+  }
+}
+
 test('polls on a socket get what Fastify answers, errors included, without reaching it', () =>
   withServer(async (live) => {
     const { member, deactivated, otherOwner } = live.t.fx;
@@ -101,12 +111,7 @@ test('polls on a socket get what Fastify answers, errors included, without reach
       { name: 'malformed key', who: member, key: 'short', query: q(quick) },
       { name: 'deactivated', who: deactivated, query: q(quick) },
     ];
-    for (const c of cases) {
-      const { socket, fastify } = await both(live, c);
-      assert.equal(socket.status, fastify.status, c.name);
-      assert.deepEqual(JSON.parse(socket.text), JSON.parse(fastify.text), c.name);
-      assert.deepEqual(pick(socket.headers), pick(fastify.headers), c.name);
-    }
+    await assertAlike(live, cases);
     // And the answers are the right ones, not merely equal.
     const plain = await both(live, cases[0]);
     assert.deepEqual(JSON.parse(plain.socket.text), { result: 'success', msg: '', events: [] });
@@ -134,16 +139,6 @@ test('polls on a socket get what Fastify answers, errors included, without reach
       code: 'UNAUTHORIZED',
     });
   }, RATE_LIMITED));
-
-/** Both answers alike, and a success where one is expected. */
-async function assertAlike(live: Live, cases: Case[]): Promise<void> {
-  for (const c of cases) {
-    const { socket, fastify } = await both(live, c);
-    assert.equal(socket.status, fastify.status, c.name);
-    assert.deepEqual(JSON.parse(socket.text), JSON.parse(fastify.text), c.name);
-    assert.deepEqual(pick(socket.headers), pick(fastify.headers), c.name);
-  }
-}
 
 test('other GET routes on a socket get what Fastify answers, without reaching it', () =>
   withServer(async (live) => {
