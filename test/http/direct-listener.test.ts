@@ -2,12 +2,23 @@
 // parameters) are answered by http/direct-listener.ts without Fastify: the same status, body
 // and headers as Fastify's route gives the same request (reached here through inject), every
 // error included; what the listener does not expect goes to Fastify.
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TestAppOptions } from '../support/app.ts';
+import { createDirectServer, DirectListener } from '../../src/http/direct-listener.ts';
+import { createRateLimiter } from '../../src/http/rate-limit.ts';
+import { defineRoute } from '../../src/http/route.ts';
+import { buildTestApp, type TestAppOptions } from '../support/app.ts';
 import { basicAuth, encodeParams, type Params } from '../support/client.ts';
 import type { FixtureUser } from '../support/fixture.ts';
-import { withServer, type Live, type RawRequest, type RawResponse } from '../support/live.ts';
+import {
+  rawRequest,
+  withServer,
+  type Live,
+  type RawRequest,
+  type RawResponse,
+} from '../support/live.ts';
 
 const HOST = 'parley.test';
 // Enough failed authentications per address (max / 20) for every 401 case on both paths.
@@ -226,6 +237,61 @@ test('a route with a path parameter, or an anonymous one, goes to Fastify', () =
       assert.equal(res.status, 200, res.text);
     }
   }));
+
+test('a raw reply (a file, not the JSON envelope) is written as the route gives it', async () => {
+  // No route of the API answers a plain GET this way today; a future one must still get its
+  // status, type, headers and bytes, so the listener is run here with such a route alone.
+  const t = await buildTestApp({ config: { rateLimit: { max: 100, windowSeconds: 60 } } });
+  const limiter = await createRateLimiter(t.ctx);
+  const file = defineRoute({
+    method: 'GET',
+    url: '/test-file',
+    summary: 'A file',
+    tags: ['test'],
+    auth: 'user',
+    handler: async () => ({
+      raw: true,
+      status: 201,
+      contentType: 'text/plain; charset=utf-8',
+      headers: { 'cache-control': 'no-store' },
+      body: 'héllo',
+    }),
+  });
+  const direct = new DirectListener(t.ctx, limiter, [file]);
+  const server = createDirectServer(direct, (_req, res) => res.writeHead(404).end(), {});
+  try {
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { member } = t.fx;
+    const res = await rawRequest((server.address() as AddressInfo).port, {
+      method: 'GET',
+      path: '/api/v1/test-file',
+      headers: { host: HOST, authorization: basicAuth(member.email, member.api_key) },
+    });
+    assert.deepEqual(
+      {
+        status: res.status,
+        text: res.text,
+        type: res.headers['content-type'],
+        length: res.headers['content-length'],
+        cache: res.headers['cache-control'],
+        limit: res.headers['x-ratelimit-limit'],
+      },
+      {
+        status: 201,
+        text: 'héllo',
+        type: 'text/plain; charset=utf-8',
+        length: '6',
+        cache: 'no-store',
+        limit: '100',
+      },
+    );
+  } finally {
+    server.close();
+    await limiter.close();
+    await t.close();
+  }
+});
 
 test('a poll without a queue id registers one on the socket too', () =>
   withServer(async (live) => {

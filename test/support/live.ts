@@ -71,42 +71,46 @@ export async function withServer(
         const body = JSON.parse(text) as Record<string, unknown>;
         return { status: res.status, body, headers: res.headers, text };
       },
-      raw: (req) =>
-        new Promise((resolve, reject) => {
-          const outgoing = httpRequest(
-            {
-              host: '127.0.0.1',
-              port,
-              method: req.method,
-              path: req.path,
-              // Node sends no length for a GET body by itself.
-              headers: {
-                ...req.headers,
-                ...(req.body === undefined
-                  ? {}
-                  : { 'content-length': String(Buffer.byteLength(req.body)) }),
-              },
-            },
-            (res) => {
-              const chunks: Buffer[] = [];
-              res.on('data', (c: Buffer) => chunks.push(c));
-              res.on('end', () =>
-                resolve({
-                  status: res.statusCode ?? 0,
-                  headers: res.headers,
-                  text: Buffer.concat(chunks).toString('utf8'),
-                }),
-              );
-              res.on('error', reject);
-            },
-          );
-          outgoing.on('error', reject);
-          outgoing.end(req.body);
-        }),
+      raw: (req) => rawRequest(port, req),
     });
   } finally {
     await t.close();
   }
+}
+
+/** One request exactly as given (node:http, so any Host header, method or body). */
+export function rawRequest(port: number, req: RawRequest): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: req.method,
+        path: req.path,
+        // Node sends no length for a GET body by itself.
+        headers: {
+          ...req.headers,
+          ...(req.body === undefined
+            ? {}
+            : { 'content-length': String(Buffer.byteLength(req.body)) }),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(req.body);
+  });
 }
 
 export async function waitFor(check: () => boolean): Promise<void> {
