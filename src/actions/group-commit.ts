@@ -4,6 +4,14 @@
 // savepoint, and committed with one sync: a change that fails rolls back to its savepoint
 // alone, and no change is answered before the commit that holds it has succeeded.
 //
+// A change that finds the committer idle does not start at once either: it waits for the
+// end of the event loop's turn, so that the changes whose requests arrived in the same turn
+// share its commit. better-sqlite3 never yields, so without that wait a transaction ran to
+// its commit before the next request of the same turn was read, and every change committed
+// alone even under load. A commit is the largest part of a small change's cost, with or
+// without a sync: the WAL gets every page the transaction touched (the same index pages for
+// every message of a batch) and, each 1,000 pages, a checkpoint (docs/performance.md).
+//
 // Only for SQLite: PostgreSQL takes concurrent transactions on its pool and groups their
 // WAL flushes itself.
 import type { Db, Tx } from '../store/db.ts';
@@ -22,6 +30,7 @@ const MAX_BATCH = 64;
 export class GroupCommit {
   private readonly queue: Job[] = [];
   private running = false;
+  private scheduled = false;
 
   constructor(private readonly db: Db) {}
 
@@ -29,7 +38,12 @@ export class GroupCommit {
   run<T>(body: (trx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ body, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.running) void this.drain();
+      if (this.running || this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.drain();
+      });
     });
   }
 

@@ -10,23 +10,43 @@ import { buildTestApp, type TestApp } from '../support/app.ts';
 let t: TestApp;
 let gc: GroupCommit;
 let begun: number;
+let commits: number;
+let savepoints: number;
+let restoreRun: () => void = () => undefined;
 beforeEach(async () => {
   t = await buildTestApp();
   await sql`create table gc_probe (id integer primary key, v text not null unique)`.execute(
     t.ctx.db,
   );
   gc = new GroupCommit(t.ctx.db);
-  // Count the shared transactions the committer starts.
+  // Count the shared transactions the committer starts, and what SQLite is asked to do.
   begun = 0;
   const start = t.ctx.db.startTransaction.bind(t.ctx.db);
   t.ctx.db.startTransaction = () => {
     begun += 1;
     return start();
   };
+  commits = 0;
+  savepoints = 0;
+  // Statements are prepared once and kept, so count their runs: COMMIT and SAVEPOINT are
+  // run through better-sqlite3's Statement#run.
+  const statement = Object.getPrototypeOf(t.ctx.store.sqlite!.prepare('select 1')) as {
+    run: (...args: unknown[]) => unknown;
+  };
+  const run = statement.run;
+  statement.run = function (this: { source: string }, ...args: unknown[]) {
+    if (/^\s*commit\b/i.test(this.source)) commits += 1;
+    if (/^\s*savepoint\b/i.test(this.source)) savepoints += 1;
+    return run.apply(this, args);
+  };
+  restoreRun = () => (statement.run = run);
 });
 afterEach(async () => {
+  restoreRun();
   await t.close();
 });
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const insert = (v: string) => async (trx: Tx) => {
   await sql`insert into gc_probe (v) values (${v})`.execute(trx);
@@ -57,12 +77,33 @@ describe(
     test('changes that queue behind a commit share the next one, in order', async () => {
       const first = blocker();
       const a = gc.run(first.body);
+      // The first change starts at the end of this turn; the rest arrive while it runs.
+      await nextTurn();
       const rest = ['b', 'c', 'd'].map((v) => gc.run(insert(v)));
       first.release();
       assert.deepEqual(await Promise.all([a, ...rest]), ['first', 'b', 'c', 'd']);
       assert.deepEqual(await stored(), ['first', 'b', 'c', 'd']);
       // The first ran alone; the three that waited for it were committed together.
       assert.equal(begun, 1);
+      assert.equal(commits, 2);
+    });
+
+    test('changes that arrive in one turn of the event loop share one commit', async () => {
+      const answers = await Promise.all(['a', 'b', 'c'].map((v) => gc.run(insert(v))));
+      assert.deepEqual(answers, ['a', 'b', 'c']);
+      assert.deepEqual(await stored(), ['a', 'b', 'c']);
+      assert.equal(begun, 1);
+      assert.equal(commits, 1);
+    });
+
+    test('a change alone in its turn commits alone, without savepoints', async () => {
+      assert.equal(await gc.run(insert('a')), 'a');
+      await nextTurn();
+      assert.equal(await gc.run(insert('b')), 'b');
+      assert.deepEqual(await stored(), ['a', 'b']);
+      assert.equal(begun, 0);
+      assert.equal(commits, 2);
+      assert.equal(savepoints, 0);
     });
 
     test('a failing change rolls back alone; the others of its batch are committed', async () => {
