@@ -4,6 +4,7 @@ import type { AppContext } from '../context.ts';
 import { JsonableError } from '../lib/errors.ts';
 import {
   findAlertWords,
+  parseContent,
   renderMarkdown,
   scanMarkdown,
   type RenderedMarkdown,
@@ -41,7 +42,8 @@ export async function renderMessage(
   content: string,
   opts: { checkGroupMentions: boolean },
 ): Promise<MessageRendering> {
-  const scan = scanMarkdown(content);
+  const parsed = parseContent(content);
+  const scan = scanMarkdown(parsed);
   const wantsUsers = scan.userNames.length > 0 || scan.userIds.length > 0;
   const allUsers = wantsUsers ? await usersStore.listUsers(db, realm.id) : [];
   const names = new Set(scan.userNames.map((n) => n.toLowerCase()));
@@ -69,7 +71,7 @@ export async function renderMessage(
           .filter((e) => e.deactivated === 0)
           .map(presentRealmEmoji)
       : [];
-  const rendered = renderMarkdown(content, {
+  const rendered = renderMarkdown(parsed, {
     users,
     groups: namedGroups.map((g) => ({ id: g.id, name: g.name, deactivated: g.deactivated === 1 })),
     channels,

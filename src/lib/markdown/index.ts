@@ -24,14 +24,32 @@ export function isMeMessage(content: string): boolean {
   return content.startsWith('/me ');
 }
 
+/**
+ * Content parsed once for both its scan and its rendering: a message is scanned for the
+ * names to look up, then rendered with them, and parsing is most of either. Rendering
+ * changes the tokens (it resolves links and mentions in place), so a parsed text is
+ * rendered once, after any scan.
+ */
+export interface ParsedMarkdown {
+  readonly content: string;
+  readonly tokens: Token[];
+}
+
+export function parseContent(content: string): ParsedMarkdown {
+  return { content, tokens: parseMarkdown(content) };
+}
+
+const parsedOf = (source: string | ParsedMarkdown): ParsedMarkdown =>
+  typeof source === 'string' ? parseContent(source) : source;
+
 /** The names and ids the content refers to outside code, for the caller to look up. */
-export function scanMarkdown(content: string): MarkdownScan {
+export function scanMarkdown(source: string | ParsedMarkdown): MarkdownScan {
+  const { content, tokens } = parsedOf(source);
   const userNames = new Set<string>();
   const userIds = new Set<number>();
   const groupNames = new Set<string>();
   const channelNames = new Set<string>();
   const emojiNames = new Set<string>();
-  const tokens = parseMarkdown(content);
   for (const block of tokens) {
     for (const token of block.children ?? []) {
       if (token.type === USER_MENTION) {
@@ -78,8 +96,11 @@ function plainTextOf(tokens: Token[]): string {
 }
 
 /** Renders message content with the looked-up rows, deciding its mention and link flags. */
-export function renderMarkdown(content: string, lookups: MarkdownLookups = {}): RenderedMarkdown {
-  const tokens = parseMarkdown(content);
+export function renderMarkdown(
+  source: string | ParsedMarkdown,
+  lookups: MarkdownLookups = {},
+): RenderedMarkdown {
+  const { content, tokens } = parsedOf(source);
   const resolution = new Resolution(lookups);
   resolution.resolve(tokens);
   const html = sanitizeRenderedHtml(renderTokens(tokens).replace(/\n+$/, ''));
