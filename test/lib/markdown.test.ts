@@ -7,6 +7,7 @@ import {
   emojiNameForCode,
   findAlertWords,
   isKnownEmojiName,
+  parseContent,
   renderDescription,
   renderMarkdown,
   renderTopicLinks,
@@ -16,6 +17,7 @@ import {
 } from '../../src/lib/markdown/index.ts';
 import { builtinEmojiEntries } from '../../src/lib/markdown/emoji-data.ts';
 import { sanitizeRenderedHtml } from '../../src/lib/markdown/sanitize.ts';
+import { parseMarkdown } from '../../src/lib/markdown/parser.ts';
 
 const LOOKUPS: MarkdownLookups = {
   users: [
@@ -515,5 +517,87 @@ describe('built-in emoji', () => {
       assert.match(code, /^[0-9a-f]{4,5}(?:-[0-9a-f]{4,5})*$/);
       assert.equal(emojiCodeForName(emojiNameForCode(code)!), code);
     }
+  });
+});
+
+describe('plain text', () => {
+  // Pieces of text that Markdown may or may not treat as syntax: words that make links
+  // (example.com, mailto:), list and heading starts, emoji names, white space.
+  const piece = fc.constantFrom(
+    'a',
+    'Z',
+    'word',
+    'www',
+    'example',
+    'com',
+    'http',
+    'https',
+    'mailto',
+    'ftp',
+    'smile',
+    '1',
+    '42',
+    ' ',
+    '  ',
+    ',',
+    "'",
+    '?',
+    '!',
+    '.',
+    ':',
+    '//',
+    '-',
+    '*',
+    '#',
+    '@',
+    '_',
+    '\n',
+    '<',
+    '&',
+    '"',
+    '(',
+    ')',
+    '1.',
+    'a.b',
+  );
+  // Mostly from the pieces plain text is made of, so that many texts take the short path.
+  const plainPiece = fc.constantFrom('a', 'Z', 'word', 'com', '1', ' ', ',', "'", '?', '. ', ': ');
+  const join = (p: fc.Arbitrary<string>) =>
+    fc.array(p, { minLength: 1, maxLength: 30 }).map((parts) => parts.join(''));
+  const text = fc.oneof(join(piece), join(plainPiece));
+
+  test('renders and scans as the parser does, wherever the parser is skipped', () => {
+    let skipped = 0;
+    fc.assert(
+      fc.property(text, (content) => {
+        const parsed = parseContent(content);
+        if (parsed.tokens !== null) return;
+        skipped++;
+        const full = { content, tokens: parseMarkdown(content) };
+        assert.deepEqual(scanMarkdown(parsed), scanMarkdown(full));
+        assert.deepEqual(renderMarkdown(parsed, LOOKUPS), renderMarkdown(full, LOOKUPS));
+      }),
+      { numRuns: 3000 },
+    );
+    // The property says something only if many texts took the short path.
+    assert.ok(skipped > 300, `only ${skipped} texts were plain`);
+  });
+
+  test('what the parser must see is parsed', () => {
+    for (const content of [
+      'see example.com',
+      'mail a@b.co',
+      'Hi :smile:',
+      '1. first',
+      'Hello @**Iago**',
+      'two\nlines',
+      'trailing ',
+      ' leading',
+      'x <b>y</b>',
+      'fish & chips',
+    ]) {
+      assert.notEqual(parseContent(content).tokens, null, content);
+    }
+    assert.equal(renderMarkdown('Ready? Yes: go.').html, '<p>Ready? Yes: go.</p>');
   });
 });

@@ -28,15 +28,26 @@ export function isMeMessage(content: string): boolean {
  * Content parsed once for both its scan and its rendering: a message is scanned for the
  * names to look up, then rendered with them, and parsing is most of either. Rendering
  * changes the tokens (it resolves links and mentions in place), so a parsed text is
- * rendered once, after any scan.
+ * rendered once, after any scan. Plain text has no tokens (null): see PLAIN_TEXT.
  */
 export interface ParsedMarkdown {
   readonly content: string;
-  readonly tokens: Token[];
+  readonly tokens: Token[] | null;
 }
 
+/**
+ * One line of ASCII words and sentence punctuation, which Markdown renders as one paragraph
+ * of the same text: it starts with a letter (no list, heading, quote or code block), holds
+ * none of the characters that begin inline syntax (mentions, channel links, emphasis, code,
+ * links, HTML), no dot or colon that a letter follows (no fuzzy link, e-mail or emoji
+ * name), and no white space at its end (trimmed by the parser). Much chat is like this, and
+ * parsing, rendering and sanitising it was about a tenth of a send's CPU (docs/performance.md).
+ * test/lib/markdown.test.ts checks that both paths give the same result for such text.
+ */
+const PLAIN_TEXT = /^[A-Za-z](?:[A-Za-z0-9 ,'?!]|[.:](?= |$))*(?<! )$/;
+
 export function parseContent(content: string): ParsedMarkdown {
-  return { content, tokens: parseMarkdown(content) };
+  return { content, tokens: PLAIN_TEXT.test(content) ? null : parseMarkdown(content) };
 }
 
 const parsedOf = (source: string | ParsedMarkdown): ParsedMarkdown =>
@@ -45,6 +56,17 @@ const parsedOf = (source: string | ParsedMarkdown): ParsedMarkdown =>
 /** The names and ids the content refers to outside code, for the caller to look up. */
 export function scanMarkdown(source: string | ParsedMarkdown): MarkdownScan {
   const { content, tokens } = parsedOf(source);
+  if (tokens === null) {
+    return {
+      userNames: [],
+      userIds: [],
+      groupNames: [],
+      channelNames: [],
+      emojiNames: [],
+      plainText: content,
+      isMeMessage: false,
+    };
+  }
   const userNames = new Set<string>();
   const userIds = new Set<number>();
   const groupNames = new Set<string>();
@@ -101,6 +123,7 @@ export function renderMarkdown(
   lookups: MarkdownLookups = {},
 ): RenderedMarkdown {
   const { content, tokens } = parsedOf(source);
+  if (tokens === null) return renderPlainText(content);
   const resolution = new Resolution(lookups);
   resolution.resolve(tokens);
   const html = sanitizeRenderedHtml(renderTokens(tokens).replace(/\n+$/, ''));
@@ -122,6 +145,24 @@ export function renderMarkdown(
     hasAttachment: resolution.attachmentPathIds.size > 0,
     linkUrls: [...resolution.linkUrls],
     attachmentPathIds: [...resolution.attachmentPathIds],
+  };
+}
+
+/** PLAIN_TEXT content as the parser would render it: one paragraph, nothing to escape. */
+function renderPlainText(content: string): RenderedMarkdown {
+  return {
+    html: `<p>${content}</p>`,
+    mentionedUserIds: [],
+    silentlyMentionedUserIds: [],
+    mentionedGroupIds: [],
+    streamWildcard: false,
+    topicWildcard: false,
+    isMeMessage: false,
+    hasLink: false,
+    hasImage: false,
+    hasAttachment: false,
+    linkUrls: [],
+    attachmentPathIds: [],
   };
 }
 
