@@ -8,9 +8,10 @@
 // end of the event loop's turn, so that the changes whose requests arrived in the same turn
 // share its commit. better-sqlite3 never yields, so without that wait a transaction ran to
 // its commit before the next request of the same turn was read, and every change committed
-// alone even under load. A commit is the largest part of a small change's cost, with or
-// without a sync: the WAL gets every page the transaction touched (the same index pages for
-// every message of a batch) and, each 1,000 pages, a checkpoint (docs/performance.md).
+// alone even under load. A commit is a large part of a small change's cost, with or
+// without a sync (a fifth of a send's CPU): the WAL gets every page the transaction touched
+// (the same index pages for every message of a batch) and, each 1,000 pages, a checkpoint
+// (docs/performance.md, session 8).
 //
 // Only for SQLite: PostgreSQL takes concurrent transactions on its pool and groups their
 // WAL flushes itself.
