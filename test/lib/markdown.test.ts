@@ -561,7 +561,25 @@ describe('plain text', () => {
     'a.b',
   );
   // Mostly from the pieces plain text is made of, so that many texts take the short path.
-  const plainPiece = fc.constantFrom('a', 'Z', 'word', 'com', '1', ' ', ',', "'", '?', '. ', ': ');
+  const plainPiece = fc.constantFrom(
+    'a',
+    'Z',
+    'word',
+    'com',
+    '1',
+    ' ',
+    ',',
+    "'",
+    '?',
+    '. ',
+    ': ',
+    '(',
+    ')',
+    '"',
+    ';',
+    '/',
+    '-',
+  );
   const join = (p: fc.Arbitrary<string>) =>
     fc.array(p, { minLength: 1, maxLength: 30 }).map((parts) => parts.join(''));
   const text = fc.oneof(join(piece), join(plainPiece));
@@ -599,5 +617,6 @@ describe('plain text', () => {
       assert.notEqual(parseContent(content).tokens, null, content);
     }
     assert.equal(renderMarkdown('Ready? Yes: go.').html, '<p>Ready? Yes: go.</p>');
+    assert.equal(parseContent('Say "hi" (twice); a/b - c').tokens, null);
   });
 });

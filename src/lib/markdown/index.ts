@@ -36,8 +36,8 @@ export interface ParsedMarkdown {
 }
 
 /**
- * One line of ASCII words and sentence punctuation, which Markdown renders as one paragraph
- * of the same text: it starts with a letter (no list, heading, quote or code block), holds
+ * One line of ASCII words and punctuation, which Markdown renders as one paragraph of the
+ * same text: it starts with a letter (no list, heading, quote or code block), holds
  * none of the characters that begin inline syntax (mentions, channel links, emphasis, code,
  * links, HTML), no dot or colon that a letter follows (no fuzzy link, e-mail or emoji
  * name), and no white space at its end (trimmed by the parser). Much chat is like this, and
@@ -45,7 +45,7 @@ export interface ParsedMarkdown {
  * (docs/performance.md, session 8).
  * test/lib/markdown.test.ts checks that both paths give the same result for such text.
  */
-const PLAIN_TEXT = /^[A-Za-z](?:[A-Za-z0-9 ,'?!]|[.:](?= |$))*(?<! )$/;
+const PLAIN_TEXT = /^[A-Za-z](?:[A-Za-z0-9 ,'?!"();/-]|[.:](?= |$))*(?<! )$/;
 
 export function parseContent(content: string): ParsedMarkdown {
   return { content, tokens: PLAIN_TEXT.test(content) ? null : parseMarkdown(content) };
