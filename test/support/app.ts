@@ -56,14 +56,43 @@ const pgSchemasMade: string[] = [];
 /** The schema's creation, shared by callers that arrive while it runs; cleared if it fails. */
 let pgSchemaReady: Promise<string> | null = null;
 
+/**
+ * Held while a test process migrates its schema or drops its schemas. Kysely's migrator
+ * reads every table of the database, each through pg_get_serial_sequence, which fails with
+ * "schema ... does not exist" when another test file's schema is dropped during the read.
+ * The lock is per session: a process that dies releases it.
+ */
+const PG_SCHEMA_LOCK = 'SELECT pg_advisory_lock(hashtext($1))';
+const PG_SCHEMA_UNLOCK = 'SELECT pg_advisory_unlock(hashtext($1))';
+const PG_SCHEMA_LOCK_NAME = 'parley test schemas';
+
+async function withPgSchemaLock<T>(
+  url: string,
+  work: (admin: pg.Client) => Promise<T>,
+): Promise<T> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(PG_SCHEMA_LOCK, [PG_SCHEMA_LOCK_NAME]);
+    try {
+      return await work(admin);
+    } finally {
+      await admin.query(PG_SCHEMA_UNLOCK, [PG_SCHEMA_LOCK_NAME]);
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
 // Registered at load time so it belongs to the file's root test and runs once, at the end.
 if (TEST_DATABASE_URL) {
   after(async () => {
     if (pgSchemasMade.length === 0) return;
-    const c = new pg.Client({ connectionString: TEST_DATABASE_URL! });
-    await c.connect();
-    for (const schema of pgSchemasMade) await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
+    await withPgSchemaLock(TEST_DATABASE_URL!, async (admin) => {
+      for (const schema of pgSchemasMade) {
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      }
+    });
   });
 }
 
@@ -94,20 +123,16 @@ async function listTables(store: Store, schema: string): Promise<string[]> {
 
 async function createPgSchema(url: string): Promise<string> {
   const schema = `parley_test_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  try {
+  await withPgSchemaLock(url, async (admin) => {
     await admin.query(`CREATE SCHEMA ${schema}`);
     pgSchemasMade.push(schema);
-  } finally {
-    await admin.end();
-  }
-  const store = openPostgres({ url, schema, max: 2 });
-  try {
-    await migrateToLatest(store.db as never, 'postgres', schema);
-  } finally {
-    await store.close();
-  }
+    const store = openPostgres({ url, schema, max: 2 });
+    try {
+      await migrateToLatest(store.db as never, 'postgres', schema);
+    } finally {
+      await store.close();
+    }
+  });
   return schema;
 }
 
