@@ -5,9 +5,14 @@
 // stamps its notices with it; /register reads its snapshot in one read transaction together
 // with the current sequence, and the new queue drops notices the snapshot already reflects.
 import type { AppContext } from '../context.ts';
-import type { Db, Tx } from '../store/db.ts';
+import { commitOnPostgres, type Db, type Tx } from '../store/db.ts';
 import { groupCommitFor } from './group-commit.ts';
-import { currentEventSeq, nextEventSeq } from '../store/realms.ts';
+import {
+  advanceEventSeqStatement,
+  currentEventSeq,
+  eventSeqOf,
+  nextEventSeq,
+} from '../store/realms.ts';
 import type { Notice, ParleyEvent } from '../events/types.ts';
 
 export interface Work {
@@ -52,7 +57,7 @@ export async function withTransaction<T>(
   fn: (work: Work) => Promise<T>,
 ): Promise<T> {
   const notices: Notice[] = [];
-  const body = async (trx: Tx): Promise<T> => {
+  const change = async (trx: Tx): Promise<T> => {
     const work: Work = {
       db: trx,
       emitOnCommit(event, users, extra) {
@@ -61,19 +66,34 @@ export async function withTransaction<T>(
       },
     };
     const value = await fn(work);
-    if (notices.length > 0) {
-      if (realmId === null) throw new Error('a transaction that emits events must name its realm');
-      const seq = await nextEventSeq(trx, realmId);
-      for (const n of notices) Object.assign(n, { realmId, seq });
+    if (notices.length > 0 && realmId === null) {
+      throw new Error('a transaction that emits events must name its realm');
     }
-    checkpoint('before-commit');
     return value;
   };
-  // SQLite has one writer: concurrent changes commit together, one sync for many (group-commit.ts).
-  const result =
-    ctx.store.dialect === 'sqlite'
-      ? await groupCommitFor(ctx.db).run(body)
-      : await ctx.db.transaction().execute(body);
+  const stamp = (seq: number) => {
+    for (const n of notices) Object.assign(n, { realmId, seq });
+  };
+  let result: T;
+  if (ctx.store.dialect === 'sqlite') {
+    // SQLite has one writer: concurrent changes commit together, one sync for many
+    // (group-commit.ts).
+    result = await groupCommitFor(ctx.db).run(async (trx) => {
+      const value = await change(trx);
+      if (notices.length > 0) stamp(await nextEventSeq(trx, realmId!));
+      checkpoint('before-commit');
+      return value;
+    });
+  } else {
+    // The sequence's row lock orders the realm's evented commits; advancing it in the
+    // COMMIT's round trip holds that lock for the commit alone (commitOnPostgres).
+    const done = await commitOnPostgres(ctx.db, change, () => {
+      checkpoint('before-commit');
+      return notices.length > 0 ? advanceEventSeqStatement(realmId!) : null;
+    });
+    if (notices.length > 0) stamp(eventSeqOf(done.rows, realmId!));
+    result = done.value;
+  }
   // The change is committed: a bus failure must not turn it into an error for the client.
   if (notices.length > 0) {
     await ctx.bus

@@ -6,7 +6,9 @@ import SQLite from 'better-sqlite3';
 import {
   Kysely,
   PostgresDialect,
+  sql,
   SqliteDialect,
+  type PostgresPool,
   type SqliteDatabase,
   type Transaction,
 } from 'kysely';
@@ -205,7 +207,7 @@ export function openPostgres(opts: PostgresOptions): Store {
     max: opts.max ?? 10,
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: firstResultPool(pool) }) });
   return {
     db,
     dialect: 'postgres',
@@ -216,4 +218,59 @@ export function openPostgres(opts: PostgresOptions): Store {
       await db.destroy();
     },
   };
+}
+
+/**
+ * The pool Kysely is given: a text of several statements without parameters (PostgreSQL's
+ * simple protocol) answers with its first statement's rows, where pg gives one result per
+ * statement and Kysely would find no rows. commitOnPostgres sends its last statement and
+ * the COMMIT that way, in one round trip.
+ */
+function firstResultPool(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      return {
+        query: ((text: unknown, parameters?: readonly unknown[]) => {
+          if (typeof text !== 'string') return client.query(text as never);
+          return client
+            .query(text, parameters as unknown[])
+            .then((r: pg.QueryResult | pg.QueryResult[]) => (Array.isArray(r) ? r[0] : r));
+        }) as never,
+        release: () => client.release(),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
+/**
+ * A transaction on PostgreSQL whose last statement goes with its COMMIT: `finish`, asked
+ * after `body`, gives a text of one statement without parameters (or null), sent as `finish; COMMIT` in one round trip,
+ * and its rows are returned. A row lock that statement takes is then held for the commit
+ * only, not for the commit plus the wait until this process reads the statement's answer
+ * and sends COMMIT, which under load is most of it (the realm's commit sequence: every
+ * evented change of the realm waits for that lock).
+ */
+export async function commitOnPostgres<T>(
+  db: Db,
+  body: (trx: Tx) => Promise<T>,
+  finish: () => string | null,
+): Promise<{ value: T; rows: unknown[] }> {
+  return db.connection().execute(async (conn) => {
+    await sql`begin`.execute(conn);
+    try {
+      // The connection is this transaction's alone until COMMIT, as a Transaction's is;
+      // nothing here starts or ends transactions of its own.
+      const value = await body(conn as unknown as Tx);
+      const last = finish();
+      const done = await sql.raw(last === null ? 'commit' : `${last}; commit`).execute(conn);
+      return { value, rows: last === null ? [] : done.rows };
+    } catch (err) {
+      // After a failed statement PostgreSQL ignores everything but ROLLBACK; after a failed
+      // COMMIT there is nothing left to roll back, and the ROLLBACK only warns.
+      await sql`rollback`.execute(conn).catch(() => undefined);
+      throw err;
+    }
+  });
 }

@@ -52,6 +52,21 @@ export async function nextEventSeq(db: Q, realmId: number): Promise<number> {
   return Number(row.event_seq);
 }
 
+/**
+ * nextEventSeq as a text without parameters, for PostgreSQL to run together with the COMMIT
+ * (db.ts commitOnPostgres); eventSeqOf reads its answer.
+ */
+export function advanceEventSeqStatement(realmId: number): string {
+  if (!Number.isSafeInteger(realmId)) throw new Error(`not a realm id: ${realmId}`);
+  return `update "realms" set "event_seq" = "event_seq" + 1 where "id" = ${realmId} returning "event_seq"`;
+}
+
+export function eventSeqOf(rows: unknown[], realmId: number): number {
+  const row = rows[0] as { event_seq: number | string } | undefined;
+  if (!row) throw new Error(`no realm ${realmId}`);
+  return Number(row.event_seq);
+}
+
 export async function currentEventSeq(db: Q, realmId: number): Promise<number> {
   const row = await db
     .selectFrom('realms')
