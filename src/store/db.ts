@@ -250,12 +250,12 @@ function firstResultPool(pool: pg.Pool): PostgresPool {
 }
 
 /**
- * A transaction on PostgreSQL whose last statement goes with its COMMIT: `finish`, asked
- * after `body`, gives a text of one statement without parameters (or null), sent as `finish; COMMIT` in one round trip,
- * and its rows are returned. A row lock that statement takes is then held for the commit
- * only, not for the commit plus the wait until this process reads the statement's answer
- * and sends COMMIT, which under load is most of it (the realm's commit sequence: every
- * evented change of the realm waits for that lock).
+ * A transaction on PostgreSQL whose last statement goes with its COMMIT. `finish`, asked
+ * after `body`, gives a text of one statement without parameters (or null); it is sent as
+ * `<statement>; commit` in one round trip, and its rows are returned. A row lock that
+ * statement takes is then held for the commit only, not for the commit plus the wait until
+ * this process reads the statement's answer and sends COMMIT, which under load is most of
+ * it (the realm's commit sequence: every evented change of the realm waits for that lock).
  */
 export async function commitOnPostgres<T>(
   db: Db,

@@ -110,9 +110,14 @@ describe('commitOnPostgres', { skip }, () => {
       [0, 1, 2, 3, 4],
     );
   });
+});
 
-  test('a realm id that is not an integer is refused before any SQL is made of it', () => {
-    assert.throws(() => advanceEventSeqStatement(1.5), /not a realm id: 1.5/);
-    assert.throws(() => advanceEventSeqStatement(Number.NaN), /not a realm id: NaN/);
-  });
+// The statement is text with the id written into it: only a whole number may be.
+test('a realm id that is not an integer is refused before any SQL is made of it', () => {
+  assert.throws(() => advanceEventSeqStatement(1.5), /not a realm id: 1.5/);
+  assert.throws(() => advanceEventSeqStatement(Number.NaN), /not a realm id: NaN/);
+  assert.equal(
+    advanceEventSeqStatement(7),
+    'update "realms" set "event_seq" = "event_seq" + 1 where "id" = 7 returning "event_seq"',
+  );
 });
