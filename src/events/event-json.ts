@@ -26,16 +26,33 @@ function valueJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Event keys as JSON strings: a few dozen names, met in every reply. */
+const quotedKeys = new Map<string, string>();
+const MAX_QUOTED_KEYS = 1000;
+
+function keyJson(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (quotedKeys.size < MAX_QUOTED_KEYS) quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
 /** The events of a reply as a JSON array, shared values written from their kept JSON. */
 export function eventsJson(events: readonly Record<string, unknown>[]): JsonText {
-  const out: string[] = [];
-  for (const event of events) {
-    const fields: string[] = [];
-    for (const key of Object.keys(event)) {
+  // Every poll's answer comes through here: one string grown in place, no arrays to join.
+  let out = '[';
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i];
+    let fields = '';
+    // Events are plain objects, so for-in lists their own keys (in JSON.stringify's order).
+    for (const key in event) {
       const value = event[key];
-      if (value !== undefined) fields.push(`${JSON.stringify(key)}:${valueJson(value)}`);
+      if (value === undefined) continue;
+      fields += `${fields === '' ? '' : ','}${keyJson(key)}:${valueJson(value)}`;
     }
-    out.push(`{${fields.join(',')}}`);
+    out += `${i === 0 ? '' : ','}{${fields}}`;
   }
-  return new JsonText(`[${out.join(',')}]`);
+  return new JsonText(`${out}]`);
 }

@@ -550,11 +550,13 @@ export class EventQueues {
     this.heartbeatTimer = null;
     this.heartbeatTimerTick = Infinity;
     let next = Infinity;
-    for (const [tick, due] of this.heartbeats) {
+    // Keys, not entries: this runs every tick over every slot, and an entry is an array.
+    for (const tick of this.heartbeats.keys()) {
       if (tick > now) {
         next = Math.min(next, tick);
         continue;
       }
+      const due = this.heartbeats.get(tick)!;
       this.heartbeats.delete(tick);
       for (const q of due) {
         // Still in the slot; answer() takes it out of the (now deleted) slot harmlessly.

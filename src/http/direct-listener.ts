@@ -109,8 +109,10 @@ export class DirectListener {
     const headers = new HeaderBag();
     let actor: Actor | Promise<Actor>;
     try {
+      const colon = host.indexOf(':');
+      const hostname = colon < 0 ? host : host.slice(0, colon);
       actor = this.limiter.authenticate(new PollRequest(req), headers, () =>
-        authenticateBasic(this.ctx, req.headers.authorization, host.split(':', 1)[0]),
+        authenticateBasic(this.ctx, req.headers.authorization, hostname),
       );
     } catch (err) {
       this.fail(res, headers, err);

@@ -53,7 +53,8 @@ function checkText(key: string, value: string): string {
 /** The parameters of a parsed query string (node:querystring's, as Fastify is set up to use). */
 export function collectQueryValues(query: Record<string, unknown>): Record<string, string> {
   const values: Record<string, string> = Object.create(null);
-  for (const [k, v] of Object.entries(query)) addValue(values, k, v);
+  // Every poll comes through here: no entry arrays. The parsed query has no prototype.
+  for (const k of Object.keys(query)) addValue(values, k, query[k]);
   return values;
 }
 

@@ -45,19 +45,26 @@ interface PropertyPlan {
 
 const NONE: string[] = [];
 
-/** Each schema's properties, worked out once: a route parses every request with it. */
-const plans = new WeakMap<JsonSchema, PropertyPlan[]>();
+interface SchemaPlan {
+  properties: PropertyPlan[];
+  /** Every name and alias of every property. */
+  names: Set<string>;
+}
 
-function planOf(schema: JsonSchema): PropertyPlan[] {
+/** Each schema's properties, worked out once: a route parses every request with it. */
+const plans = new WeakMap<JsonSchema, SchemaPlan>();
+
+function planOf(schema: JsonSchema): SchemaPlan {
   let plan = plans.get(schema);
   if (!plan) {
     const required = new Set(schema.required ?? []);
-    plan = Object.entries(schema.properties ?? {}).map(([name, propSchema]) => ({
+    const properties = Object.entries(schema.properties ?? {}).map(([name, propSchema]) => ({
       name,
       propSchema,
       names: [name, ...(propSchema['x-aliases'] ?? [])],
       required: required.has(name),
     }));
+    plan = { properties, names: new Set(properties.flatMap((p) => p.names)) };
     plans.set(schema, plan);
   }
   return plan;
@@ -69,8 +76,9 @@ function planOf(schema: JsonSchema): PropertyPlan[] {
  */
 export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>): ParseResult<T> {
   const values: Record<string, unknown> = {};
-  const consumed = new Set<string>();
-  for (const { name, propSchema, names, required } of planOf(schema)) {
+  const plan = planOf(schema);
+  let consumed = 0;
+  for (const { name, propSchema, names, required } of plan.properties) {
     const present =
       names.length === 1
         ? Object.hasOwn(raw, name)
@@ -104,12 +112,13 @@ export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>):
       }
       continue;
     }
-    consumed.add(present[0]);
+    consumed++;
     values[name] = parseParamValue(name, propSchema, raw[present[0]]);
   }
-  const ignored = Object.keys(raw)
-    .filter((k) => !consumed.has(k))
-    .sort();
+  // A key is consumed when it names a property (two names of one property were refused
+  // above), so only a request with more keys than that has any to list.
+  const keys = Object.keys(raw);
+  const ignored = keys.length === consumed ? [] : keys.filter((k) => !plan.names.has(k)).sort();
   return { values: values as T, ignored };
 }
 
@@ -141,6 +150,9 @@ function parseTypedValue(name: string, schema: JsonSchema, raw: string): unknown
 
 /** Whether any string in the value (object keys included) holds U+0000, without recursion. */
 function containsNul(value: unknown): boolean {
+  // Most parameters are a string or a number: no stack for them.
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (value === null || typeof value !== 'object') return false;
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();
@@ -210,6 +222,7 @@ function acceptsString(schema: JsonSchema): boolean {
 
 /** Depth of a JSON value, computed without recursion so hostile input cannot blow the stack. */
 export function jsonDepth(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
   let max = 0;
   const stack: Array<[unknown, number]> = [[value, 0]];
   while (stack.length > 0) {

@@ -88,6 +88,19 @@ describe('POST /messages to a channel', () => {
     assert.deepEqual(res.body.ignored_parameters_unsupported, undefined);
   });
 
+  test('an alias counts as its parameter; only unknown keys are listed as ignored', async () => {
+    const res = await t.as(t.fx.admin).post('/messages', {
+      type: 'channel',
+      to: t.fx.channels.design.id,
+      subject: 'legacy',
+      content: 'x',
+      colour: 'red',
+      art: '1',
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.ignored_parameters_unsupported, ['art', 'colour']);
+  });
+
   test('a one-element list names the channel; several are refused', async () => {
     const ok = await t
       .as(t.fx.member)
