@@ -4,6 +4,7 @@
 // serialises the message a handful of times instead of K times. Shared objects are never
 // changed once shaped, which is what makes reusing their JSON safe.
 import { JsonText } from '../lib/json-text.ts';
+import type { NumberedEvent } from './queues.ts';
 
 /** Shared objects, with their JSON once made (null until then). */
 const sharedJson = new WeakMap<object, string | null>();
@@ -40,19 +41,30 @@ function keyJson(key: string): string {
 }
 
 /** The events of a reply as a JSON array, shared values written from their kept JSON. */
-export function eventsJson(events: readonly Record<string, unknown>[]): JsonText {
-  // Every poll's answer comes through here: one string grown in place, no arrays to join.
+export function eventsJson(events: readonly NumberedEvent[]): JsonText {
+  // Every poll's answer comes through here: one string grown in place, no arrays to join,
+  // and no copy of each event to add its id. The id goes where `{ ...event, id }` puts it.
   let out = '[';
   for (let i = 0; i < events.length; i++) {
-    const event = events[i];
-    let fields = '';
+    const { id, event } = events[i];
+    const fields = event as unknown as Record<string, unknown>;
+    let text = '';
+    let idWritten = false;
     // Events are plain objects, so for-in lists their own keys (in JSON.stringify's order).
-    for (const key in event) {
-      const value = event[key];
-      if (value === undefined) continue;
-      fields += `${fields === '' ? '' : ','}${keyJson(key)}:${valueJson(value)}`;
+    for (const key in fields) {
+      let json: string;
+      if (key === 'id') {
+        json = String(id);
+        idWritten = true;
+      } else {
+        const value = fields[key];
+        if (value === undefined) continue;
+        json = valueJson(value);
+      }
+      text += `${text === '' ? '' : ','}${keyJson(key)}:${json}`;
     }
-    out += `${i === 0 ? '' : ','}{${fields}}`;
+    if (!idWritten) text += `${text === '' ? '' : ','}"id":${id}`;
+    out += `${i === 0 ? '' : ','}{${text}}`;
   }
   return new JsonText(`${out}]`);
 }

@@ -40,8 +40,15 @@ export interface QueueEnv {
   db?: Q;
 }
 
+/** An event as a reply carries it: the event, shared by many queues, and this queue's id. */
+export interface NumberedEvent {
+  readonly id: number;
+  readonly event: ParleyEvent;
+}
+
 export interface EventsReply {
-  events: Record<string, unknown>[];
+  /** Written out with the id among the event's fields (events/event-json.ts). */
+  events: readonly NumberedEvent[];
   /** Present on replies to a parked poll and on the first reply of a queue GET /events created. */
   queue_id?: string;
 }
@@ -61,7 +68,7 @@ export interface PollSink {
   fail(err: Error): void;
 }
 
-interface QueuedEvent {
+interface QueuedEvent extends NumberedEvent {
   id: number;
   event: ParleyEvent;
   /** The notice's commit sequence, kept only until the queue learns its snapshot's. */
@@ -576,7 +583,8 @@ export class EventQueues {
   }
 
   private reply(q: Queue, withQueueId: boolean): EventsReply {
-    const events = q.events.map((e) => ({ ...e.event, id: e.id }));
+    // A copy of the list only: the queue prunes its own as the client acknowledges.
+    const events = q.events.slice();
     return withQueueId ? { events, queue_id: q.id } : { events };
   }
 

@@ -313,5 +313,8 @@ export function shapeForClient(
   dc: DeliveryContext,
 ): ParleyEvent[] {
   if (!acceptsType(event.type, client)) return [];
-  return (SHAPERS[event.type] ?? sameEvent)(event, client, dc).map(withoutHints);
+  // Every shaper returns a list of its own: cleaned in place, since this runs per queue.
+  const shaped = (SHAPERS[event.type] ?? sameEvent)(event, client, dc);
+  for (let i = 0; i < shaped.length; i++) shaped[i] = withoutHints(shaped[i]);
+  return shaped;
 }

@@ -53,25 +53,47 @@ interface Known<T> {
  * the connection behind any long transaction.
  */
 class KnownRows<T> {
-  private readonly byStore = new WeakMap<object, Map<string, Known<T>>>();
+  private readonly byStore = new WeakMap<object, KnownScopes<T>>();
 
   constructor(private readonly max: number) {}
 
-  /** The kept value at once when it is current (most requests), else a promise of it. */
-  read(ctx: AppContext, key: string, load: () => Promise<T>): T | Promise<T> {
+  /**
+   * The kept value at once when it is current (most requests), else a promise of it. Kept by
+   * scope (the host) and key: a key made of both would be a new string to hash per request.
+   */
+  read(
+    ctx: AppContext,
+    scope: string,
+    key: string,
+    load: (ctx: AppContext, scope: string, key: string) => Promise<T>,
+  ): T | Promise<T> {
     const version = ctx.store.accountsVersion();
-    const hit = this.byStore.get(ctx.store)?.get(key);
+    const hit = this.byStore.get(ctx.store)?.scopes.get(scope)?.get(key);
     if (hit && hit.version === version) return hit.value;
-    return load().then((value) => {
-      if (version !== null) {
-        let known = this.byStore.get(ctx.store);
-        if (!known) this.byStore.set(ctx.store, (known = new Map()));
-        if (known.size >= this.max) known.clear();
-        known.set(key, { version, value });
-      }
+    return load(ctx, scope, key).then((value) => {
+      if (version !== null) this.keep(ctx.store, scope, key, { version, value });
       return value;
     });
   }
+
+  private keep(store: object, scope: string, key: string, known: Known<T>): void {
+    let kept = this.byStore.get(store);
+    if (!kept) this.byStore.set(store, (kept = { size: 0, scopes: new Map() }));
+    if (kept.size >= this.max) {
+      kept.scopes.clear();
+      kept.size = 0;
+    }
+    let inScope = kept.scopes.get(scope);
+    if (!inScope) kept.scopes.set(scope, (inScope = new Map()));
+    if (!inScope.has(key)) kept.size++;
+    inScope.set(key, known);
+  }
+}
+
+interface KnownScopes<T> {
+  /** Entries over all scopes. */
+  size: number;
+  scopes: Map<string, Map<string, Known<T>>>;
 }
 
 /** The organization of a host and the user of an API key used on it. */
@@ -87,20 +109,23 @@ function readRealm(
   ctx: AppContext,
   host: string,
 ): RealmRow | undefined | Promise<RealmRow | undefined> {
-  return knownRealms.read(ctx, host, async () => {
-    const realm = await realmsStore.getRealmByStringId(ctx.db, host);
-    return realm && Object.freeze(realm);
-  });
+  return knownRealms.read(ctx, host, '', loadRealm);
+}
+
+async function loadRealm(ctx: AppContext, host: string): Promise<RealmRow | undefined> {
+  const realm = await realmsStore.getRealmByStringId(ctx.db, host);
+  return realm && Object.freeze(realm);
 }
 
 /** The organization and user behind an API key used on a host. */
 function readKey(ctx: AppContext, hostname: string, key: string): KeyRows | Promise<KeyRows> {
-  const host = subdomainOf(hostname, ctx.config.externalUrl);
-  return knownKeys.read(ctx, `${host}\n${key}`, async () => {
-    const realm = await readRealm(ctx, host);
-    const user = realm ? await usersStore.getUserByApiKey(ctx.db, key) : undefined;
-    return { realm, user: user && Object.freeze(user) };
-  });
+  return knownKeys.read(ctx, subdomainOf(hostname, ctx.config.externalUrl), key, loadKeyRows);
+}
+
+async function loadKeyRows(ctx: AppContext, host: string, key: string): Promise<KeyRows> {
+  const realm = await readRealm(ctx, host);
+  const user = realm ? await usersStore.getUserByApiKey(ctx.db, key) : undefined;
+  return { realm, user: user && Object.freeze(user) };
 }
 
 export function authenticate(ctx: AppContext, request: FastifyRequest): Actor | Promise<Actor> {
@@ -118,9 +143,11 @@ export function authenticateBasic(
   hostname: string,
 ): Actor | Promise<Actor> {
   if (authorization === undefined) return checkBasic(ctx, authorization, hostname);
-  return knownActors.read(ctx, `${hostname}\n${authorization}`, () =>
-    checkBasic(ctx, authorization, hostname),
-  );
+  return knownActors.read(ctx, hostname, authorization, loadActor);
+}
+
+function loadActor(ctx: AppContext, hostname: string, authorization: string): Promise<Actor> {
+  return checkBasic(ctx, authorization, hostname);
 }
 
 async function checkBasic(

@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventsJson, markShared } from '../../src/events/event-json.ts';
+import type { NumberedEvent } from '../../src/events/queues.ts';
+import type { ParleyEvent } from '../../src/events/types.ts';
 import { JsonText, holdsJsonText, stringifyBody } from '../../src/lib/json-text.ts';
 import { ALICE, ALL, BOB, client, env, EventQueues, notice, open, take } from './queue-kit.ts';
 
@@ -42,25 +44,42 @@ test('receivers of one form share one message object; other forms get their own'
   assert.equal(sample.__raw_content, 'hi "there"');
 });
 
-test('eventsJson writes what JSON.stringify would, reusing a shared object JSON', () => {
+/** Events as a queue numbers them, from plain objects. */
+const numbered = (events: Record<string, unknown>[], firstId = 0): NumberedEvent[] =>
+  events.map((event, i) => ({ id: firstId + i, event: event as unknown as ParleyEvent }));
+/** What a reply's events were before eventsJson wrote the id itself. */
+const spreadJson = (events: NumberedEvent[]): string =>
+  JSON.stringify(events.map(({ id, event }) => ({ ...event, id })));
+
+test('eventsJson writes what JSON.stringify of { ...event, id } would, reusing a shared object JSON', () => {
   const shared = { content: 'x', n: 1 };
   markShared(shared);
-  const events = [
-    { type: 'message', message: shared, flags: ['read'], id: 3 },
-    { type: 'heartbeat', id: 4, skipped: undefined },
-  ];
+  const events = numbered(
+    [
+      { type: 'message', message: shared, flags: ['read'] },
+      { type: 'heartbeat', skipped: undefined },
+      // An event's own id field is replaced in place, as the spread did.
+      { type: 'x', id: 'own', after: 1 },
+    ],
+    3,
+  );
   const text = eventsJson(events).text;
-  assert.equal(text, JSON.stringify(events));
+  assert.equal(text, spreadJson(events));
+  assert.equal(
+    text,
+    '[{"type":"message","message":{"content":"x","n":1},"flags":["read"],"id":3},' +
+      '{"type":"heartbeat","id":4},{"type":"x","id":5,"after":1}]',
+  );
   assert.equal(eventsJson([]).text, '[]');
-  const odd = [{ 'a"b': 1, 'line\nkey': [null], type: 'x' }, {}];
-  assert.equal(eventsJson(odd).text, JSON.stringify(odd));
+  const odd = numbered([{ 'a"b': 1, 'line\nkey': [null], type: 'x' }, {}]);
+  assert.equal(eventsJson(odd).text, spreadJson(odd));
   // Made once: shared objects are never changed after shaping, so later writes reuse it.
   shared.n = 2;
   assert.equal(eventsJson(events).text, text);
   const unshared = { n: 1 };
-  const first = eventsJson([{ message: unshared }]).text;
+  const first = eventsJson(numbered([{ message: unshared }])).text;
   unshared.n = 2;
-  assert.notEqual(eventsJson([{ message: unshared }]).text, first);
+  assert.notEqual(eventsJson(numbered([{ message: unshared }])).text, first);
 });
 
 test('stringifyBody places JsonText as is and everything else as JSON', () => {

@@ -84,7 +84,17 @@ export const noSink: PollSink = {
 export function take(queues: EventQueues, id: string, userId = ALICE): Record<string, unknown>[] {
   const start = queues.poll(id, userId, { dontBlock: true }, noSink);
   assert.ok(!(start instanceof ParkedPoll));
-  return start.events;
+  return flat(start.events);
+}
+
+/** A reply as its JSON shows it. */
+export function flatReply(reply: EventsReply | undefined): Record<string, unknown> | undefined {
+  return reply && { ...reply, events: flat(reply.events) };
+}
+
+/** A reply's events as its JSON shows them: each event's fields with its id. */
+export function flat(events: EventsReply['events']): Record<string, unknown>[] {
+  return events.map(({ id, event }) => ({ ...event, id }));
 }
 
 /** Poll without dont_block; the poll must park. Its answer (or failure) settles the promise. */
