@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RateLimitConfig } from '../../src/config.ts';
+import { authenticateBasic } from '../../src/http/auth.ts';
+import { createRateLimiter } from '../../src/http/rate-limit.ts';
 import { buildTestApp, TEST_REDIS_URL, type TestApp } from '../support/app.ts';
 import { basicAuth, type ApiResponse } from '../support/client.ts';
 import { err, OK } from '../support/callers.ts';
@@ -78,6 +80,37 @@ test('a user gets max requests a window, then 429 with the time left', async () 
     const next = await t.as(t.fx.member).get('/users/me');
     assert.equal(next.status, 200);
     assert.deepEqual(limitHeaders(next), headersOf(3, 2, T0 + 120));
+  } finally {
+    await t.close();
+  }
+});
+
+test('with counts in memory a known client is admitted at once, with no promise', async () => {
+  // Polls come this way: the listener answers a known client's poll in the same turn.
+  const { t, setClock } = await limitedApp({ max: 2, windowSeconds: 60 });
+  try {
+    setClock(T0 + 1);
+    const limiter = await createRateLimiter(t.ctx);
+    const header = basicAuth(t.fx.member.email, t.fx.member.api_key);
+    const actor = await authenticateBasic(t.ctx, header, 'parley.test');
+    const request = { ip: '127.0.0.1', headers: {} };
+    const seen: Record<string, string> = {};
+    const sink = { header: (name: string, value: string) => (seen[name] = value) };
+    for (const left of ['1', '0']) {
+      assert.equal(
+        limiter.authenticate(request, sink, () => actor),
+        actor,
+      );
+      assert.equal(seen['X-RateLimit-Remaining'], left);
+    }
+    assert.throws(() => limiter.authenticate(request, sink, () => actor), {
+      code: 'RATE_LIMIT_HIT',
+    });
+    // A check that has to wait still gets a promise, counted on the same budget.
+    const later = limiter.authenticate(request, sink, async () => actor);
+    assert.ok(later instanceof Promise);
+    await assert.rejects(later, { code: 'RATE_LIMIT_HIT' });
+    await limiter.close();
   } finally {
     await t.close();
   }
