@@ -86,10 +86,14 @@ test('a user gets max requests a window, then 429 with the time left', async () 
 });
 
 test('with counts in memory a known client is admitted at once, with no promise', async () => {
-  // Polls come this way: the listener answers a known client's poll in the same turn.
-  const { t, setClock } = await limitedApp({ max: 2, windowSeconds: 60 });
+  // Polls come this way: the listener answers a known client's poll in the same turn. The
+  // counts are in memory only without Redis, so this app has none even where Redis is tested.
+  const t = await buildTestApp({
+    config: { rateLimit: { max: 2, windowSeconds: 60 }, redisUrl: null },
+  });
+  // One window throughout: a real clock could cross into the next between two calls.
+  t.ctx.clock = { nowMs: () => (T0 + 1) * 1000 };
   try {
-    setClock(T0 + 1);
     const limiter = await createRateLimiter(t.ctx);
     const header = basicAuth(t.fx.member.email, t.fx.member.api_key);
     const actor = await authenticateBasic(t.ctx, header, 'parley.test');
