@@ -69,8 +69,6 @@ export interface PollSink {
 }
 
 interface QueuedEvent extends NumberedEvent {
-  id: number;
-  event: ParleyEvent;
   /** The notice's commit sequence, kept only until the queue learns its snapshot's. */
   seq?: number;
 }
