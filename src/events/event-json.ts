@@ -3,7 +3,6 @@
 // time a reply needs it and reused for every other receiver of that form, so a fan-out
 // serialises the message a handful of times instead of K times. Shared objects are never
 // changed once shaped, which is what makes reusing their JSON safe.
-import { JsonText } from '../lib/json-text.ts';
 import type { NumberedEvent } from './queues.ts';
 
 /** Shared objects, with their JSON once made (null until then). */
@@ -40,31 +39,56 @@ function keyJson(key: string): string {
   return quoted;
 }
 
-/** The events of a reply as a JSON array, shared values written from their kept JSON. */
-export function eventsJson(events: readonly NumberedEvent[]): JsonText {
-  // Every poll's answer comes through here: one string grown in place, no arrays to join,
-  // and no copy of each event to add its id. The id goes where `{ ...event, id }` puts it.
-  let out = '[';
-  for (let i = 0; i < events.length; i++) {
-    const { id, event } = events[i];
-    const fields = event as unknown as Record<string, unknown>;
-    let text = '';
-    let idWritten = false;
-    // Events are plain objects, so for-in lists their own keys (in JSON.stringify's order).
-    for (const key in fields) {
-      let json: string;
-      if (key === 'id') {
-        json = String(id);
-        idWritten = true;
-      } else {
-        const value = fields[key];
-        if (value === undefined) continue;
-        json = valueJson(value);
-      }
-      text += `${text === '' ? '' : ','}${keyJson(key)}:${json}`;
-    }
-    if (!idWritten) text += `${text === '' ? '' : ','}"id":${id}`;
-    out += `${i === 0 ? '' : ','}{${text}}`;
+/**
+ * Events many queues hold (one message event per form and flags, a heartbeat), with the JSON
+ * of their fields once made: null until then, false for an event with its own id field.
+ */
+const sharedEvents = new WeakMap<object, string | false | null>();
+
+/** Mark an event that many queues hold and nobody changes: its fields are written once. */
+export function markSharedEvent(event: object): void {
+  if (!sharedEvents.has(event)) sharedEvents.set(event, null);
+}
+
+/** An event's fields as JSON, without braces; false when it has an id field of its own. */
+function fieldsJson(fields: Record<string, unknown>): string | false {
+  let text = '';
+  // Events are plain objects, so for-in lists their own keys (in JSON.stringify's order).
+  for (const key in fields) {
+    if (key === 'id') return false;
+    const value = fields[key];
+    if (value === undefined) continue;
+    text += `${text === '' ? '' : ','}${keyJson(key)}:${valueJson(value)}`;
   }
-  return new JsonText(`${out}]`);
+  return text;
+}
+
+/** The fields of an event with its own id field, the queue's id written in its place. */
+function fieldsWithOwnIdJson(fields: Record<string, unknown>, id: number): string {
+  let text = '';
+  for (const key in fields) {
+    const value = fields[key];
+    if (key !== 'id' && value === undefined) continue;
+    text += `${text === '' ? '' : ','}${keyJson(key)}:${key === 'id' ? id : valueJson(value)}`;
+  }
+  return text;
+}
+
+function eventJson({ id, event }: NumberedEvent): string {
+  const fields = event as unknown as Record<string, unknown>;
+  let text = sharedEvents.get(fields);
+  if (text === null) sharedEvents.set(fields, (text = fieldsJson(fields)));
+  else if (text === undefined) text = fieldsJson(fields);
+  // The id goes where `{ ...event, id }` puts it: last, or in place of the event's own.
+  if (text === false) return `{${fieldsWithOwnIdJson(fields, id)}}`;
+  return text === '' ? `{"id":${id}}` : `{${text},"id":${id}}`;
+}
+
+/** The events of a reply as a JSON array, shared values written from their kept JSON. */
+export function eventsJson(events: readonly NumberedEvent[]): string {
+  // Every poll's answer comes through here: one string grown in place, no arrays to join,
+  // and no copy of each event to add its id.
+  let out = '[';
+  for (let i = 0; i < events.length; i++) out += `${i === 0 ? '' : ','}${eventJson(events[i])}`;
+  return `${out}]`;
 }

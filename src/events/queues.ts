@@ -18,6 +18,7 @@ import {
   type ClientDescriptor,
 } from '../lib/event-client.ts';
 import { SERVER_GENERATION, SVC_FEATURE_LEVEL, SVC_MERGE_BASE, SVC_VERSION } from '../version.ts';
+import { markSharedEvent } from './event-json.ts';
 import { acceptsType, shapeForClient } from './shaping.ts';
 import type { Notice, ParleyEvent, RestartEvent } from './types.ts';
 
@@ -60,6 +61,8 @@ interface Delivery {
   next: number;
   /** The realm-wide listeners once the recipients are done, with the recipients to skip. */
   wide?: { listeners: Queue[]; recipients: Set<number>; next: number };
+  /** The event with each per-user part merged in: recipients given one part share one. */
+  merged?: Map<object, ParleyEvent>;
 }
 
 /** Where a parked poll's outcome goes: the reply it gets, or the error that ends it. */
@@ -271,7 +274,7 @@ export class EventQueues {
       const userId = users[d.next++];
       const queues = this.byUser.get(userId);
       if (!queues) continue;
-      for (const q of queues) this.offer(q, notice, userId, true);
+      for (const q of queues) this.offer(q, d, userId, true);
       budget -= queues.size;
     }
     const realmWide = notice.realmWide;
@@ -287,7 +290,7 @@ export class EventQueues {
         const q = wide.listeners[wide.next++];
         // A queue gone since the listeners were listed gets nothing.
         if (this.queues.get(q.id) !== q || wide.recipients.has(q.userId)) continue;
-        this.offer(q, notice, q.userId, false);
+        this.offer(q, d, q.userId, false);
         budget--;
       }
     }
@@ -480,11 +483,12 @@ export class EventQueues {
     this.topicNames.set(realmId, { name: emptyTopicDisplayName(setting), seq });
   }
 
-  private offer(q: Queue, notice: Notice, userId: number, recipient: boolean): void {
+  private offer(q: Queue, d: Delivery, userId: number, recipient: boolean): void {
+    const notice = d.notice;
     const sameRealm = notice.seq !== undefined && notice.realmId === q.realmId;
     if (sameRealm && typeof q.snapshotSeq === 'number' && notice.seq! <= q.snapshotSeq) return;
     const extra = notice.perUser?.[userId];
-    const event = extra ? ({ ...notice.event, ...extra } as ParleyEvent) : notice.event;
+    const event = extra ? mergedEvent(d, extra) : notice.event;
     const emptyTopicName = this.topicNames.get(q.realmId)?.name ?? emptyTopicDisplayName('');
     const seq = sameRealm && q.snapshotSeq === undefined ? notice.seq : undefined;
     for (const e of shapeForClient(event, q.client, { emptyTopicName, recipient, queueId: q.id })) {
@@ -565,7 +569,7 @@ export class EventQueues {
       this.heartbeats.delete(tick);
       for (const q of due) {
         // Still in the slot; answer() takes it out of the (now deleted) slot harmlessly.
-        if (q.waiter) this.push(q, { type: 'heartbeat' });
+        if (q.waiter) this.push(q, HEARTBEAT);
       }
     }
     if (next !== Infinity) this.armHeartbeats(next);
@@ -639,6 +643,22 @@ function heartbeatTiming(config: Pick<QueueConfig, 'heartbeatMinMs' | 'heartbeat
   const periodMs = Math.max(1, Math.floor(latestMs - soonestMs));
   return { latestMs, periodMs, tickMs: Math.min(1000, Math.max(1, Math.floor(periodMs / 300))) };
 }
+
+/**
+ * The notice's event with one recipient's part merged in. Actions give recipients with the
+ * same part one object (a message's flags), so a send to 10,000 makes a handful of events,
+ * each shaped and written once per client form (events/shaping.ts, events/event-json.ts).
+ */
+function mergedEvent(d: Delivery, extra: Record<string, unknown>): ParleyEvent {
+  d.merged ??= new Map();
+  let event = d.merged.get(extra);
+  if (!event) d.merged.set(extra, (event = { ...d.notice.event, ...extra } as ParleyEvent));
+  return event;
+}
+
+/** Every heartbeat is this one event, written once (events/event-json.ts). */
+const HEARTBEAT: ParleyEvent = Object.freeze({ type: 'heartbeat' }) as ParleyEvent;
+markSharedEvent(HEARTBEAT);
 
 function mod(a: number, n: number): number {
   return ((a % n) + n) % n;

@@ -11,7 +11,7 @@ import {
   type ClientDescriptor,
   type NarrowableMessage,
 } from '../lib/event-client.ts';
-import { markShared } from './event-json.ts';
+import { markShared, markSharedEvent } from './event-json.ts';
 import type { GenericEvent, ParleyEvent } from './types.ts';
 
 export interface DeliveryContext {
@@ -191,9 +191,18 @@ function messageInForm(
   return msg;
 }
 
+/** A message event as realm-wide listeners get it: no flags, since they are no recipients. */
+const listenerForms = new WeakMap<object, Fields>();
+/** A message event per form of its message: every receiver of both shares one event. */
+const shapedMessages = new WeakMap<object, Map<MessageFields, Fields>>();
+
 const message: Shaper = (event, client, dc) => {
-  // A realm-wide listener is not a recipient: it has no flags on the message.
-  const e = (dc.recipient ? event : { ...event, flags: [] }) as Fields;
+  let e = event as Fields;
+  if (!dc.recipient) {
+    const known = listenerForms.get(event);
+    if (known) e = known;
+    else listenerForms.set(event, (e = { ...e, flags: [] }));
+  }
   const source = (e.message ?? {}) as MessageFields;
   const flags = Array.isArray(e.flags) ? (e.flags as string[]) : [];
   if (!messageMatchesNarrow(client.narrow, source, flags)) return [];
@@ -206,10 +215,23 @@ const message: Shaper = (event, client, dc) => {
     emptyTopic ? dc.emptyTopicName : null,
   );
   const echo = e.__local_echo as { queueId?: string; localId?: string } | undefined;
-  // One copy per queue, made without the hints, so withoutHints has nothing left to do.
-  const out = copyWithoutHints(e);
-  out.message = msg;
-  if (echo && echo.queueId === dc.queueId) out.local_message_id = echo.localId;
+  if (echo && echo.queueId === dc.queueId) {
+    // The sender's sending queue alone gets its local id back: a copy of its own.
+    const out = copyWithoutHints(e);
+    out.message = msg;
+    out.local_message_id = echo.localId;
+    return [out as ParleyEvent];
+  }
+  // Made without the hints, so withoutHints has nothing left to do; shared, so never changed.
+  let forms = shapedMessages.get(e);
+  let out = forms?.get(msg);
+  if (!out) {
+    out = copyWithoutHints(e);
+    out.message = msg;
+    if (!forms) shapedMessages.set(e, (forms = new Map()));
+    forms.set(msg, out);
+    markSharedEvent(out);
+  }
   return [out as ParleyEvent];
 };
 
@@ -315,6 +337,11 @@ export function shapeForClient(
   if (!acceptsType(event.type, client)) return [];
   // Every shaper returns a list of its own: cleaned in place, since this runs per queue.
   const shaped = (SHAPERS[event.type] ?? sameEvent)(event, client, dc);
-  for (let i = 0; i < shaped.length; i++) shaped[i] = withoutHints(shaped[i]);
+  for (let i = 0; i < shaped.length; i++) {
+    const own = withoutHints(shaped[i]);
+    // Passed on unchanged: every queue offered this event holds the same object.
+    if (own === event) markSharedEvent(own);
+    shaped[i] = own;
+  }
   return shaped;
 }

@@ -25,7 +25,6 @@ import {
 import { parse as parseQuery } from 'node:querystring';
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
-import { stringifyBody } from '../lib/json-text.ts';
 import { parseParams, type JsonSchema } from '../lib/params.ts';
 import { authenticateBasic } from './auth.ts';
 import { errorHeaders, toClientError } from './errors.ts';
@@ -35,7 +34,6 @@ import {
   API_PREFIX,
   isRaw,
   parseRouteParams,
-  successBody,
   successText,
   writeJson,
   type AnyRoute,
@@ -141,9 +139,9 @@ export class DirectListener {
         collectQueryValues(parseQuery(query)),
       );
       const poll = new ListenerPoll(res, this, headers, parsed.ignored);
-      const fields = poll.start(this.ctx, actor, parsed.values);
+      const answer = poll.start(this.ctx, actor, parsed.values);
       // A parked poll waits on its ListenerPoll alone: this function's frame is gone by then.
-      if (fields) writeSuccess(res, headers, fields, parsed.ignored);
+      if (answer) writeJson(res, 200, headers.all, answer);
     } catch (err) {
       this.fail(res, headers, err);
     }
@@ -171,6 +169,7 @@ export class DirectListener {
         files: [],
         headers: req.headers,
         res,
+        ignored: parsed.ignored,
       });
     } catch (err) {
       return this.fail(res, headers, err);
@@ -206,27 +205,18 @@ class ListenerPoll extends PollAnswer {
     res: ServerResponse,
     private readonly listener: DirectListener,
     private readonly headers: HeaderBag,
-    private readonly ignored: string[],
+    ignored: string[],
   ) {
-    super(res);
+    super(res, ignored);
   }
 
-  protected send(fields: Record<string, unknown>): void {
-    writeSuccess(this.res, this.headers, fields, this.ignored);
+  protected send(answer: string): void {
+    writeJson(this.res, 200, this.headers.all, answer);
   }
 
   protected refuse(err: Error): void {
     this.listener.fail(this.res, this.headers, err);
   }
-}
-
-function writeSuccess(
-  res: ServerResponse,
-  headers: HeaderBag,
-  fields: Record<string, unknown>,
-  ignored: string[],
-): void {
-  writeJson(res, 200, headers.all, stringifyBody(successBody(fields, ignored)));
 }
 
 /**

@@ -3,11 +3,10 @@
 // lib/params.ts, and wraps the handler's fields in {result, msg, ...}. The schemas also
 // feed the OpenAPI document.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Static, TObject } from 'typebox';
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
-import { holdsJsonText, stringifyBody } from '../lib/json-text.ts';
 import { parseParams, type JsonSchema } from '../lib/params.ts';
 import type { RealmRow } from '../store/schema.ts';
 import { authenticate, realmForRequest } from './auth.ts';
@@ -41,6 +40,8 @@ export interface RouteInput<P, A extends AuthMode> {
   headers: IncomingHttpHeaders;
   /** The response, for a route that answers later on its own (a parked GET /events). */
   res: ServerResponse;
+  /** The request's parameters the route does not know, for a route that writes its own envelope. */
+  ignored: string[];
 }
 
 export interface RouteSpec<P extends TObject, A extends AuthMode> {
@@ -55,12 +56,6 @@ export interface RouteSpec<P extends TObject, A extends AuthMode> {
   path?: TObject;
   /** Largest uploaded file accepted (multipart routes). */
   maxFileBytes?: number;
-  /**
-   * Write successful answers straight to the socket rather than through Fastify's reply
-   * pipeline: for GET /events, whose answers go out by the thousand when one message
-   * reaches many parked polls. Errors still take the usual path.
-   */
-  writeDirect?: boolean;
   handler: (input: RouteInput<Static<P>, A>) => Promise<HandlerResult>;
 }
 
@@ -78,7 +73,7 @@ export function defineRoute<P extends TObject, A extends AuthMode>(
 export const API_PREFIX = '/api/v1';
 const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * A JSON answer written on the raw response in one `writeHead` and one `end`; none to a
@@ -96,21 +91,6 @@ export function writeJson(
   headers['content-length'] = Buffer.byteLength(text);
   res.writeHead(status, headers);
   res.end(text);
-}
-
-/**
- * A JSON answer written on the raw response, with the headers the request gathered so far
- * (rate-limit counts): one object and one write per answer instead of Fastify's reply
- * pipeline, which a fan-out to thousands of parked polls would run thousands of times.
- */
-function writeJsonDirect(reply: FastifyReply, text: string): FastifyReply {
-  reply.hijack();
-  const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) headers[name] = value;
-  }
-  writeJson(reply.raw, 200, headers, text);
-  return reply;
 }
 
 /** The envelope of every successful answer. */
@@ -140,8 +120,20 @@ export function parseRouteParams(
 
 /** The JSON text of a successful answer. */
 export function successText(result: Record<string, unknown>, ignored: string[]): string {
-  const body = successBody(result, ignored);
-  return holdsJsonText(body) ? stringifyBody(body) : JSON.stringify(body);
+  return JSON.stringify(successBody(result, ignored));
+}
+
+/**
+ * The same envelope around fields already written as JSON (`"a":1,"b":2`): for answers
+ * written by the thousand from text made once (GET /events, events/event-json.ts).
+ */
+export function successTextAround(fieldsJson: string, ignored: string[]): string {
+  let text =
+    fieldsJson === ''
+      ? '{"result":"success","msg":""'
+      : `{"result":"success","msg":"",${fieldsJson}`;
+  if (ignored.length > 0) text += `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}`;
+  return `${text}}`;
 }
 
 export function registerRoutes(
@@ -194,6 +186,7 @@ export function registerRoutes(
             files: raw.files,
             headers: request.headers,
             res: reply.raw,
+            ignored: parsed.ignored,
           });
         const result = actor ? await run() : await limiter.runAnonymous(request, reply, run);
         if (isRaw(result)) {
@@ -202,7 +195,6 @@ export function registerRoutes(
           return reply.send(result.body);
         }
         const text = successText(result, parsed.ignored);
-        if (spec.writeDirect) return writeJsonDirect(reply, text);
         // One Buffer: Fastify would measure a string's UTF-8 length and then encode it again
         // to write it, a cost that shows on a register's 700 KB.
         return reply.type(JSON_TYPE).send(Buffer.from(text));

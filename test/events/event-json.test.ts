@@ -2,11 +2,27 @@
 // form is one shared object whose JSON is made once for all its receivers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsJson, markShared } from '../../src/events/event-json.ts';
+import { eventsJson, markShared, markSharedEvent } from '../../src/events/event-json.ts';
 import type { NumberedEvent } from '../../src/events/queues.ts';
 import type { ParleyEvent } from '../../src/events/types.ts';
-import { JsonText, holdsJsonText, stringifyBody } from '../../src/lib/json-text.ts';
-import { ALICE, ALL, BOB, client, env, EventQueues, notice, open, take } from './queue-kit.ts';
+import { successText, successTextAround } from '../../src/http/route.ts';
+import { pollAnswerText } from '../../src/http/routes/events.ts';
+import {
+  ALICE,
+  ALL,
+  BOB,
+  client,
+  env,
+  EventQueues,
+  flat,
+  noSink,
+  notice,
+  open,
+  take,
+} from './queue-kit.ts';
+import { ParkedPoll, type EventsReply } from '../../src/events/queues.ts';
+
+const CAROL = 12;
 
 const sample = {
   type: 'stream',
@@ -44,11 +60,69 @@ test('receivers of one form share one message object; other forms get their own'
   assert.equal(sample.__raw_content, 'hi "there"');
 });
 
+test('receivers of one form and the same flags share one event; the sending queue gets its own', () => {
+  const q = new EventQueues(env());
+  const alice = open(q, client({ applyMarkdown: true }, ALL));
+  const bob = open(q, client({ applyMarkdown: true }, ALL), BOB);
+  const bob2 = open(q, client({ applyMarkdown: true }, ALL), BOB);
+  const carol = open(q, client({ applyMarkdown: true }, ALL), CAROL);
+  const unread = { flags: [] };
+  q.deliver([
+    notice({ type: 'message', message: sample, flags: [] } as never, [ALICE, BOB, CAROL], {
+      perUser: {
+        [ALICE]: { ...unread, __local_echo: { queueId: alice, localId: '1.5' } },
+        [BOB]: unread,
+        [CAROL]: unread,
+      },
+    }),
+  ]);
+  const reply = (id: string, user: number) => {
+    const r = q.poll(id, user, { dontBlock: true }, noSink);
+    assert.ok(!(r instanceof ParkedPoll));
+    return r.events;
+  };
+  const [a] = reply(alice, ALICE);
+  const [b] = reply(bob, BOB);
+  const [b2] = reply(bob2, BOB);
+  const [c] = reply(carol, CAROL);
+  assert.equal(b.event, b2.event);
+  assert.equal(b.event, c.event);
+  assert.notEqual(a.event, b.event);
+  const { __raw_content: _raw, ...htmlForm } = sample;
+  assert.deepEqual(flat([a]), [
+    { type: 'message', message: htmlForm, flags: [], local_message_id: '1.5', id: 0 },
+  ]);
+  assert.deepEqual(flat([c]), [{ type: 'message', message: htmlForm, flags: [], id: 0 }]);
+  assert.equal(eventsJson([c]), JSON.stringify(flat([c])));
+  assert.equal(eventsJson([a]), JSON.stringify(flat([a])));
+});
+
+test('a shared event is written once, its id after its fields or in place of its own', () => {
+  const shared = { type: 'x', n: 1 };
+  const withId = { type: 'y', id: 'own', n: 1 };
+  markSharedEvent(shared);
+  markSharedEvent(withId);
+  const events = numbered([shared, withId, shared], 4);
+  const text = eventsJson(events);
+  assert.equal(
+    text,
+    '[{"type":"x","n":1,"id":4},{"type":"y","id":5,"n":1},{"type":"x","n":1,"id":6}]',
+  );
+  assert.equal(text, spreadJson(events));
+  shared.n = 2;
+  assert.equal(eventsJson(numbered([shared])), '[{"type":"x","n":1,"id":0}]');
+  withId.n = 2;
+  assert.equal(eventsJson(numbered([withId])), '[{"type":"y","id":0,"n":2}]');
+  const empty = {};
+  markSharedEvent(empty);
+  assert.equal(eventsJson(numbered([empty, empty], 7)), '[{"id":7},{"id":8}]');
+});
+
 /** Events as a queue numbers them, from plain objects. */
 const numbered = (events: Record<string, unknown>[], firstId = 0): NumberedEvent[] =>
   events.map((event, i) => ({ id: firstId + i, event: event as unknown as ParleyEvent }));
 /** What a reply's events were before eventsJson wrote the id itself. */
-const spreadJson = (events: NumberedEvent[]): string =>
+const spreadJson = (events: readonly NumberedEvent[]): string =>
   JSON.stringify(events.map(({ id, event }) => ({ ...event, id })));
 
 test('eventsJson writes what JSON.stringify of { ...event, id } would, reusing a shared object JSON', () => {
@@ -63,33 +137,40 @@ test('eventsJson writes what JSON.stringify of { ...event, id } would, reusing a
     ],
     3,
   );
-  const text = eventsJson(events).text;
+  const text = eventsJson(events);
   assert.equal(text, spreadJson(events));
   assert.equal(
     text,
     '[{"type":"message","message":{"content":"x","n":1},"flags":["read"],"id":3},' +
       '{"type":"heartbeat","id":4},{"type":"x","id":5,"after":1}]',
   );
-  assert.equal(eventsJson([]).text, '[]');
+  assert.equal(eventsJson([]), '[]');
   const odd = numbered([{ 'a"b': 1, 'line\nkey': [null], type: 'x' }, {}]);
-  assert.equal(eventsJson(odd).text, spreadJson(odd));
+  assert.equal(eventsJson(odd), spreadJson(odd));
   // Made once: shared objects are never changed after shaping, so later writes reuse it.
   shared.n = 2;
-  assert.equal(eventsJson(events).text, text);
+  assert.equal(eventsJson(events), text);
   const unshared = { n: 1 };
-  const first = eventsJson(numbered([{ message: unshared }])).text;
+  const first = eventsJson(numbered([{ message: unshared }]));
   unshared.n = 2;
-  assert.notEqual(eventsJson(numbered([{ message: unshared }])).text, first);
+  assert.notEqual(eventsJson(numbered([{ message: unshared }])), first);
 });
 
-test('stringifyBody places JsonText as is and everything else as JSON', () => {
-  const body = { result: 'success', msg: '', events: new JsonText('[{"id":1}]'), queue_id: 'q' };
-  assert.equal(holdsJsonText(body), true);
-  assert.equal(holdsJsonText({ result: 'success' }), false);
-  assert.deepEqual(JSON.parse(stringifyBody(body)), {
-    result: 'success',
-    msg: '',
-    events: [{ id: 1 }],
-    queue_id: 'q',
-  });
+test('a poll answer is the envelope of every answer around its events, as JSON.stringify writes it', () => {
+  const events = numbered([{ type: 'message', message: { content: '"x"' }, flags: [] }, {}], 2);
+  const cases: Array<[EventsReply, string[]]> = [
+    [{ events, queue_id: 'node:abc"d' }, []],
+    [{ events }, ['a', 'b"c']],
+    [{ events: [] }, []],
+  ];
+  for (const [reply, ignored] of cases) {
+    const body = { events: JSON.parse(spreadJson(reply.events)), queue_id: reply.queue_id };
+    assert.equal(pollAnswerText(reply, ignored), successText(body, ignored));
+  }
+  assert.equal(
+    pollAnswerText({ events: numbered([{ type: 'heartbeat' }], 9), queue_id: 'q' }, []),
+    '{"result":"success","msg":"","events":[{"type":"heartbeat","id":9}],"queue_id":"q"}',
+  );
+  assert.equal(successTextAround('', []), '{"result":"success","msg":""}');
+  assert.equal(successTextAround('', ['x']), successText({}, ['x']));
 });

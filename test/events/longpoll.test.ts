@@ -37,7 +37,7 @@ test('a parked poll wakes on an event', () =>
       ],
       queue_id: queueId,
     });
-    // Written straight to the socket (route.ts, writeDirect), with the usual headers.
+    // Written by the direct listener on the raw response, with the usual headers.
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
     assert.equal(res.headers.get('content-length'), String(Buffer.byteLength(res.text)));
     assert.equal(res.headers.get('x-ratelimit-limit'), '200');

@@ -14,7 +14,10 @@ import { CLIENT_CAPABILITIES } from '../../lib/event-client.ts';
 import type { ServerResponse } from 'node:http';
 import type { AppContext } from '../../context.ts';
 import type { Actor } from '../../lib/actor.ts';
-import { defineRoute } from '../route.ts';
+import { defineRoute, JSON_TYPE, successTextAround, type RawReply } from '../route.ts';
+
+/** An answer already written as JSON, envelope included. */
+const jsonReply = (body: string): RawReply => ({ raw: true, contentType: JSON_TYPE, body });
 
 const EventTypeList = Type.Union([
   Type.Array(Type.String({ maxLength: 100 }), { maxItems: 1000 }),
@@ -59,8 +62,18 @@ const QueueParams = {
   presence_history_limit_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 36500 })),
 };
 
-function presentPoll(answer: EventsReply): Record<string, unknown> {
-  return { ...answer, events: eventsJson(answer.events) };
+/**
+ * A poll's answer as JSON text: the events from their kept JSON (events/event-json.ts), in
+ * the envelope of every answer. A fan-out writes thousands of these, one string each.
+ */
+export function pollAnswerText(reply: EventsReply, ignored: string[]): string {
+  const events = `"events":${eventsJson(reply.events)}`;
+  return successTextAround(
+    reply.queue_id === undefined
+      ? events
+      : `${events},"queue_id":${JSON.stringify(reply.queue_id)}`,
+    ignored,
+  );
 }
 
 /**
@@ -75,12 +88,16 @@ export abstract class PollAnswer implements PollSink {
   /** Set only when the poll parks: most polls are answered at once and need no listener. */
   private closed: (() => void) | null = null;
 
-  constructor(protected readonly res: ServerResponse) {}
+  constructor(
+    protected readonly res: ServerResponse,
+    /** The request's unknown parameters, named in its answer. */
+    private readonly ignored: string[],
+  ) {}
 
-  /** The poll's fields now, or undefined when it parked: send or refuse follows. */
-  start(ctx: AppContext, actor: Actor, params: GetEventsParams): Record<string, unknown> | void {
+  /** The poll's answer now, or undefined when it parked: send or refuse follows. */
+  start(ctx: AppContext, actor: Actor, params: GetEventsParams): string | void {
     const started = getEvents(ctx, actor, params, this);
-    if (!(started instanceof ParkedPoll)) return presentPoll(started);
+    if (!(started instanceof ParkedPoll)) return pollAnswerText(started, this.ignored);
     this.parked = started;
     // Assigned rather than declared, so no name is defined on the function per poll (tsx
     // keeps function names by redefining each named closure's `name` as it is created).
@@ -92,7 +109,7 @@ export abstract class PollAnswer implements PollSink {
 
   answer(reply: EventsReply): void {
     this.settle();
-    this.send(presentPoll(reply));
+    this.send(pollAnswerText(reply, this.ignored));
   }
 
   fail(err: Error): void {
@@ -100,7 +117,7 @@ export abstract class PollAnswer implements PollSink {
     this.refuse(err);
   }
 
-  protected abstract send(fields: Record<string, unknown>): void;
+  protected abstract send(answer: string): void;
   protected abstract refuse(err: Error): void;
 
   private settle(): void {
@@ -114,14 +131,15 @@ export abstract class PollAnswer implements PollSink {
 class PromisedPoll extends PollAnswer {
   constructor(
     res: ServerResponse,
-    private readonly resolve: (fields: Record<string, unknown>) => void,
+    ignored: string[],
+    private readonly resolve: (answer: RawReply) => void,
     private readonly reject: (err: Error) => void,
   ) {
-    super(res);
+    super(res, ignored);
   }
 
-  protected send(fields: Record<string, unknown>): void {
-    this.resolve(fields);
+  protected send(answer: string): void {
+    this.resolve(jsonReply(answer));
   }
 
   protected refuse(err: Error): void {
@@ -152,12 +170,11 @@ export const eventsRoutes = [
     summary: 'Get events from an event queue (long-poll)',
     tags: ['real_time_events'],
     auth: 'user',
-    writeDirect: true,
     params: GetEventsParamsSchema,
-    handler: ({ ctx, actor, params, res }) =>
+    handler: ({ ctx, actor, params, res, ignored }) =>
       new Promise((resolve, reject) => {
-        const now = new PromisedPoll(res, resolve, reject).start(ctx, actor, params);
-        if (now) resolve(now);
+        const now = new PromisedPoll(res, ignored, resolve, reject).start(ctx, actor, params);
+        if (now) resolve(jsonReply(now));
       }),
   }),
   defineRoute({
