@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventsJson, markShared, markSharedEvent } from '../../src/events/event-json.ts';
-import type { NumberedEvent } from '../../src/events/queues.ts';
+import type { EventsReply, NumberedEvent } from '../../src/events/queues.ts';
 import type { ParleyEvent } from '../../src/events/types.ts';
 import { successText, successTextAround } from '../../src/http/route.ts';
 import { pollAnswerText } from '../../src/http/routes/events.ts';
@@ -15,12 +15,11 @@ import {
   env,
   EventQueues,
   flat,
-  noSink,
   notice,
   open,
   take,
+  takeNumbered,
 } from './queue-kit.ts';
-import { ParkedPoll, type EventsReply } from '../../src/events/queues.ts';
 
 const CAROL = 12;
 
@@ -76,15 +75,10 @@ test('receivers of one form and the same flags share one event; the sending queu
       },
     }),
   ]);
-  const reply = (id: string, user: number) => {
-    const r = q.poll(id, user, { dontBlock: true }, noSink);
-    assert.ok(!(r instanceof ParkedPoll));
-    return r.events;
-  };
-  const [a] = reply(alice, ALICE);
-  const [b] = reply(bob, BOB);
-  const [b2] = reply(bob2, BOB);
-  const [c] = reply(carol, CAROL);
+  const [a] = takeNumbered(q, alice, ALICE);
+  const [b] = takeNumbered(q, bob, BOB);
+  const [b2] = takeNumbered(q, bob2, BOB);
+  const [c] = takeNumbered(q, carol, CAROL);
   assert.equal(b.event, b2.event);
   assert.equal(b.event, c.event);
   assert.notEqual(a.event, b.event);

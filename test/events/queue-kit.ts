@@ -82,9 +82,18 @@ export const noSink: PollSink = {
 };
 
 export function take(queues: EventQueues, id: string, userId = ALICE): Record<string, unknown>[] {
+  return flat(takeNumbered(queues, id, userId));
+}
+
+/** The queued events as a reply holds them: the (shared) event objects with their ids. */
+export function takeNumbered(
+  queues: EventQueues,
+  id: string,
+  userId = ALICE,
+): EventsReply['events'] {
   const start = queues.poll(id, userId, { dontBlock: true }, noSink);
   assert.ok(!(start instanceof ParkedPoll));
-  return flat(start.events);
+  return start.events;
 }
 
 /** A reply as its JSON shows it. */
