@@ -1,14 +1,16 @@
 // The JSON of the events a poll answers. One message sent to K receivers is shaped into one
-// object per client form (shaping.ts marks those objects shared); its JSON is made the first
-// time a reply needs it and reused for every other receiver of that form, so a fan-out
-// serialises the message a handful of times instead of K times. Shared objects are never
-// changed once shaped, which is what makes reusing their JSON safe.
+// message object per client form, and one event per form and flags (shaping.ts marks both
+// shared, as it does an event passed on unchanged; queues.ts its one heartbeat); their JSON
+// is made the first time a reply needs it and reused for every other receiver, so a fan-out
+// serialises the message a handful of times instead of K times and each answer adds only
+// its queue's event id. Shared objects are never changed once shaped, which is what makes
+// reusing their JSON safe.
 import type { NumberedEvent } from './queues.ts';
 
 /** Shared objects, with their JSON once made (null until then). */
 const sharedJson = new WeakMap<object, string | null>();
 
-/** Mark an object that many queued events hold and nobody changes. */
+/** Mark an object (an event, or a value in events) that many queues hold and nobody changes. */
 export function markShared(value: object): void {
   if (!sharedJson.has(value)) sharedJson.set(value, null);
 }
@@ -39,33 +41,10 @@ function keyJson(key: string): string {
   return quoted;
 }
 
-/**
- * Events many queues hold (one message event per form and flags, a heartbeat), with the JSON
- * of their fields once made: null until then, false for an event with its own id field.
- */
-const sharedEvents = new WeakMap<object, string | false | null>();
-
-/** Mark an event that many queues hold and nobody changes: its fields are written once. */
-export function markSharedEvent(event: object): void {
-  if (!sharedEvents.has(event)) sharedEvents.set(event, null);
-}
-
-/** An event's fields as JSON, without braces; false when it has an id field of its own. */
-function fieldsJson(fields: Record<string, unknown>): string | false {
+/** An event's fields as JSON, without braces; its own id field, if any, holds the queue's id. */
+function fieldsJson(fields: Record<string, unknown>, id: number): string {
   let text = '';
   // Events are plain objects, so for-in lists their own keys (in JSON.stringify's order).
-  for (const key in fields) {
-    if (key === 'id') return false;
-    const value = fields[key];
-    if (value === undefined) continue;
-    text += `${text === '' ? '' : ','}${keyJson(key)}:${valueJson(value)}`;
-  }
-  return text;
-}
-
-/** The fields of an event with its own id field, the queue's id written in its place. */
-function fieldsWithOwnIdJson(fields: Record<string, unknown>, id: number): string {
-  let text = '';
   for (const key in fields) {
     const value = fields[key];
     if (key !== 'id' && value === undefined) continue;
@@ -76,12 +55,13 @@ function fieldsWithOwnIdJson(fields: Record<string, unknown>, id: number): strin
 
 function eventJson({ id, event }: NumberedEvent): string {
   const fields = event as unknown as Record<string, unknown>;
-  let text = sharedEvents.get(fields);
-  if (text === null) sharedEvents.set(fields, (text = fieldsJson(fields)));
-  else if (text === undefined) text = fieldsJson(fields);
-  // The id goes where `{ ...event, id }` puts it: last, or in place of the event's own.
-  if (text === false) return `{${fieldsWithOwnIdJson(fields, id)}}`;
-  return text === '' ? `{"id":${id}}` : `{${text},"id":${id}}`;
+  // The id goes where `{ ...event, id }` puts it: in place of the event's own, or last.
+  if (Object.hasOwn(fields, 'id')) return `{${fieldsJson(fields, id)}}`;
+  // A shared event (a message event of one form and flags, a heartbeat) is written once.
+  let json = sharedJson.get(fields);
+  if (json === null) sharedJson.set(fields, (json = `{${fieldsJson(fields, id)}}`));
+  json ??= `{${fieldsJson(fields, id)}}`;
+  return json === '{}' ? `{"id":${id}}` : `${json.slice(0, -1)},"id":${id}}`;
 }
 
 /** The events of a reply as a JSON array, shared values written from their kept JSON. */

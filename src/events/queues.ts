@@ -18,7 +18,7 @@ import {
   type ClientDescriptor,
 } from '../lib/event-client.ts';
 import { SERVER_GENERATION, SVC_FEATURE_LEVEL, SVC_MERGE_BASE, SVC_VERSION } from '../version.ts';
-import { markSharedEvent } from './event-json.ts';
+import { markShared } from './event-json.ts';
 import { acceptsType, shapeForClient } from './shaping.ts';
 import type { Notice, ParleyEvent, RestartEvent } from './types.ts';
 
@@ -658,7 +658,7 @@ function mergedEvent(d: Delivery, extra: Record<string, unknown>): ParleyEvent {
 
 /** Every heartbeat is this one event, written once (events/event-json.ts). */
 const HEARTBEAT: ParleyEvent = Object.freeze({ type: 'heartbeat' }) as ParleyEvent;
-markSharedEvent(HEARTBEAT);
+markShared(HEARTBEAT);
 
 function mod(a: number, n: number): number {
   return ((a % n) + n) % n;

@@ -11,7 +11,7 @@ import {
   type ClientDescriptor,
   type NarrowableMessage,
 } from '../lib/event-client.ts';
-import { markShared, markSharedEvent } from './event-json.ts';
+import { markShared } from './event-json.ts';
 import type { GenericEvent, ParleyEvent } from './types.ts';
 
 export interface DeliveryContext {
@@ -230,7 +230,7 @@ const message: Shaper = (event, client, dc) => {
     out.message = msg;
     if (!forms) shapedMessages.set(e, (forms = new Map()));
     forms.set(msg, out);
-    markSharedEvent(out);
+    markShared(out);
   }
   return [out as ParleyEvent];
 };
@@ -340,7 +340,7 @@ export function shapeForClient(
   for (let i = 0; i < shaped.length; i++) {
     const own = withoutHints(shaped[i]);
     // Passed on unchanged: every queue offered this event holds the same object.
-    if (own === event) markSharedEvent(own);
+    if (own === event) markShared(own);
     shaped[i] = own;
   }
   return shaped;

@@ -2,7 +2,7 @@
 // form is one shared object whose JSON is made once for all its receivers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsJson, markShared, markSharedEvent } from '../../src/events/event-json.ts';
+import { eventsJson, markShared } from '../../src/events/event-json.ts';
 import type { EventsReply, NumberedEvent } from '../../src/events/queues.ts';
 import type { ParleyEvent } from '../../src/events/types.ts';
 import { successText, successTextAround } from '../../src/http/route.ts';
@@ -91,11 +91,11 @@ test('receivers of one form and the same flags share one event; the sending queu
   assert.equal(eventsJson([a]), JSON.stringify(flat([a])));
 });
 
-test('a shared event is written once, its id after its fields or in place of its own', () => {
+test('a shared event is written once and its id added last; an own id field is replaced each time', () => {
   const shared = { type: 'x', n: 1 };
   const withId = { type: 'y', id: 'own', n: 1 };
-  markSharedEvent(shared);
-  markSharedEvent(withId);
+  markShared(shared);
+  markShared(withId);
   const events = numbered([shared, withId, shared], 4);
   const text = eventsJson(events);
   assert.equal(
@@ -108,7 +108,7 @@ test('a shared event is written once, its id after its fields or in place of its
   withId.n = 2;
   assert.equal(eventsJson(numbered([withId])), '[{"type":"y","id":0,"n":2}]');
   const empty = {};
-  markSharedEvent(empty);
+  markShared(empty);
   assert.equal(eventsJson(numbered([empty, empty], 7)), '[{"id":7},{"id":8}]');
 });
 
