@@ -19,6 +19,7 @@ import {
 } from '../lib/event-client.ts';
 import { SERVER_GENERATION, SVC_FEATURE_LEVEL, SVC_MERGE_BASE, SVC_VERSION } from '../version.ts';
 import { markShared } from './event-json.ts';
+import { HeartbeatWheel } from './heartbeats.ts';
 import { acceptsType, shapeForClient } from './shaping.ts';
 import type { Notice, ParleyEvent, RestartEvent } from './types.ts';
 
@@ -144,13 +145,20 @@ export class EventQueues {
   private readonly deliveries: Delivery[] = [];
   private deliveryScheduled = false;
   /** Parked polls by the wheel slot of their heartbeat; one timer serves them all. */
-  private readonly heartbeats = new Map<number, Set<Queue>>();
-  private heartbeatTimer: NodeJS.Timeout | null = null;
-  private heartbeatTimerTick = Infinity;
+  private readonly heartbeats: HeartbeatWheel<Queue>;
   private gcTimer: NodeJS.Timeout | null = null;
   private closing = false;
 
-  constructor(private readonly env: QueueEnv) {}
+  constructor(private readonly env: QueueEnv) {
+    this.heartbeats = new HeartbeatWheel(
+      env.config,
+      () => this.now(),
+      (due) => {
+        // Still in the slot; answer() takes it out of the (now deleted) slot harmlessly.
+        for (const q of due) if (q.waiter) this.push(q, HEARTBEAT);
+      },
+    );
+  }
 
   get size(): number {
     return this.queues.size;
@@ -315,9 +323,7 @@ export class EventQueues {
     if (this.gcTimer) clearInterval(this.gcTimer);
     this.gcTimer = null;
     for (const q of this.queues.values()) this.answer(q);
-    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = null;
-    this.heartbeatTimerTick = Infinity;
+    this.heartbeats.stop();
   }
 
   /** Write every queue with its pending events to a file (SIGTERM). */
@@ -423,7 +429,7 @@ export class EventQueues {
   }
 
   private add(q: Queue): void {
-    q.heartbeatPhase = this.env.random.int(heartbeatTiming(this.env.config).periodMs);
+    q.heartbeatPhase = this.env.random.int(this.heartbeats.periodMs);
     this.queues.set(q.id, q);
     indexAdd(this.byUser, q.userId, q);
     if (isRealmWideListener(q.client)) indexAdd(this.realmWide, q.realmId, q);
@@ -508,71 +514,14 @@ export class EventQueues {
   }
 
   private park(q: Queue, sink: PollSink): ParkedPoll {
-    const parked = new ParkedPoll(this, q.id, sink, this.heartbeatTickFor(q));
+    const parked = new ParkedPoll(this, q.id, sink, this.heartbeats.add(q, q.heartbeatPhase));
     q.waiter = parked;
-    indexAdd(this.heartbeats, parked.heartbeatTick, q);
-    this.armHeartbeats(parked.heartbeatTick);
     return parked;
   }
 
   private unpark(q: Queue, waiter: ParkedPoll): void {
-    indexDelete(this.heartbeats, waiter.heartbeatTick, q);
+    this.heartbeats.remove(q, waiter.heartbeatTick);
     q.waiter = null;
-    // With no poll parked, no timer keeps the process up.
-    if (this.heartbeats.size === 0 && this.heartbeatTimer) {
-      clearTimeout(this.heartbeatTimer);
-      this.heartbeatTimer = null;
-      this.heartbeatTimerTick = Infinity;
-    }
-  }
-
-  /**
-   * A queue's heartbeats fall on its own phase of a fixed period, whenever its polls were
-   * parked: polls parked together (after a restart, or re-polling after one fan-out) get
-   * their heartbeats spread over a whole period instead of one jitter window, and a quiet
-   * queue gets one heartbeat per period. The heartbeat is the latest slot of the queue's
-   * phase no later than interval + jitter after the park, so never later than before.
-   */
-  private heartbeatTickFor(q: Queue): number {
-    const { latestMs, periodMs, tickMs } = heartbeatTiming(this.env.config);
-    const latest = this.now() + latestMs - tickMs;
-    const due = latest - mod(latest - q.heartbeatPhase, periodMs);
-    return Math.ceil(due / tickMs);
-  }
-
-  private armHeartbeats(tick: number): void {
-    if (this.closing || tick >= this.heartbeatTimerTick) return;
-    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
-    const { tickMs } = heartbeatTiming(this.env.config);
-    this.heartbeatTimerTick = tick;
-    this.heartbeatTimer = setTimeout(
-      () => this.sendHeartbeats(tick),
-      Math.max(0, tick * tickMs - this.now()),
-    );
-  }
-
-  /**
-   * Heartbeats due by the tick the timer was set for go to their queues; the answers go out
-   * in chunks (flush).
-   */
-  private sendHeartbeats(now: number): void {
-    this.heartbeatTimer = null;
-    this.heartbeatTimerTick = Infinity;
-    let next = Infinity;
-    // Keys, not entries: this runs every tick over every slot, and an entry is an array.
-    for (const tick of this.heartbeats.keys()) {
-      if (tick > now) {
-        next = Math.min(next, tick);
-        continue;
-      }
-      const due = this.heartbeats.get(tick)!;
-      this.heartbeats.delete(tick);
-      for (const q of due) {
-        // Still in the slot; answer() takes it out of the (now deleted) slot harmlessly.
-        if (q.waiter) this.push(q, HEARTBEAT);
-      }
-    }
-    if (next !== Infinity) this.armHeartbeats(next);
   }
 
   private answer(q: Queue): void {
@@ -624,27 +573,6 @@ export class EventQueues {
 }
 
 /**
- * A quiet poll is answered between (latest - period) and latest after it parks: latest is
- * the configured interval plus jitter; the lower bound keeps a third of the interval (at
- * least half the jitter) so a poll that just parked is not answered with a heartbeat at
- * once, at the cost of a period shorter than interval + jitter/2 (40 s instead of 50 s by
- * default). A timer tick is 1/300 of the period (133 ms by default): the polls due in one
- * tick are answered together, and their re-polls arrive together, so finer ticks keep those
- * bursts short (19,000 polls: about 63 per tick; a hundredth of the period gave 190 and a
- * loop delay p99 of 10.6 ms, a thousandth 7.4 ms but 18 % more CPU per heartbeat).
- */
-function heartbeatTiming(config: Pick<QueueConfig, 'heartbeatMinMs' | 'heartbeatJitterMs'>): {
-  latestMs: number;
-  periodMs: number;
-  tickMs: number;
-} {
-  const latestMs = config.heartbeatMinMs + config.heartbeatJitterMs;
-  const soonestMs = Math.max(config.heartbeatJitterMs / 2, config.heartbeatMinMs / 3);
-  const periodMs = Math.max(1, Math.floor(latestMs - soonestMs));
-  return { latestMs, periodMs, tickMs: Math.min(1000, Math.max(1, Math.floor(periodMs / 300))) };
-}
-
-/**
  * The notice's event with one recipient's part merged in. Actions give recipients with the
  * same part one object (a message's flags), so a send to 10,000 makes a handful of events,
  * each shaped and written once per client form (events/shaping.ts, events/event-json.ts).
@@ -659,10 +587,6 @@ function mergedEvent(d: Delivery, extra: Record<string, unknown>): ParleyEvent {
 /** Every heartbeat is this one event, written once (events/event-json.ts). */
 const HEARTBEAT: ParleyEvent = Object.freeze({ type: 'heartbeat' }) as ParleyEvent;
 markShared(HEARTBEAT);
-
-function mod(a: number, n: number): number {
-  return ((a % n) + n) % n;
-}
 
 function deactivatedUserId(event: ParleyEvent): number | null {
   if (event.type !== 'realm_user' || event.op !== 'update') return null;

@@ -1,0 +1,121 @@
+// When parked polls get their heartbeat: a timing wheel of slots, one per timer tick, each
+// holding the queues whose heartbeat falls in it. One timer is armed at a time, for the
+// earliest slot; when it fires, every due slot's queues are handed to the owner (queues.ts),
+// which answers them in chunks.
+import type { QueueConfig } from './queues.ts';
+
+/**
+ * A quiet poll is answered between (latest - period) and latest after it parks: latest is
+ * the configured interval plus jitter; the lower bound keeps a third of the interval (at
+ * least half the jitter) so a poll that just parked is not answered with a heartbeat at
+ * once, at the cost of a period shorter than interval + jitter/2 (40 s instead of 50 s by
+ * default). A timer tick is 1/300 of the period (133 ms by default): the polls due in one
+ * tick are answered together, and their re-polls arrive together, so finer ticks keep those
+ * bursts short (19,000 polls: about 63 per tick; a hundredth of the period gave 190 and a
+ * loop delay p99 of 10.6 ms, a thousandth 7.4 ms but 18 % more CPU per heartbeat).
+ */
+export function heartbeatTiming(
+  config: Pick<QueueConfig, 'heartbeatMinMs' | 'heartbeatJitterMs'>,
+): {
+  latestMs: number;
+  periodMs: number;
+  tickMs: number;
+} {
+  const latestMs = config.heartbeatMinMs + config.heartbeatJitterMs;
+  const soonestMs = Math.max(config.heartbeatJitterMs / 2, config.heartbeatMinMs / 3);
+  const periodMs = Math.max(1, Math.floor(latestMs - soonestMs));
+  return { latestMs, periodMs, tickMs: Math.min(1000, Math.max(1, Math.floor(periodMs / 300))) };
+}
+
+export class HeartbeatWheel<T> {
+  private readonly slots = new Map<number, Set<T>>();
+  private timer: NodeJS.Timeout | null = null;
+  private timerTick = Infinity;
+  private stopped = false;
+  private readonly timing: ReturnType<typeof heartbeatTiming>;
+
+  constructor(
+    config: Pick<QueueConfig, 'heartbeatMinMs' | 'heartbeatJitterMs'>,
+    private readonly now: () => number,
+    /** Called with each due slot's items, in no particular order of slots. */
+    private readonly beat: (due: Set<T>) => void,
+  ) {
+    this.timing = heartbeatTiming(config);
+  }
+
+  /** The heartbeat period: a queue's phase is a random offset within it. */
+  get periodMs(): number {
+    return this.timing.periodMs;
+  }
+
+  /**
+   * A queue's heartbeats fall on its own phase of a fixed period, whenever its polls were
+   * parked: polls parked together (after a restart, or re-polling after one fan-out) get
+   * their heartbeats spread over a whole period instead of one jitter window, and a quiet
+   * queue gets one heartbeat per period. The heartbeat is the latest slot of the queue's
+   * phase no later than interval + jitter after the park, so never later than before.
+   * Returns the tick the item was put in, for remove.
+   */
+  add(item: T, phaseMs: number): number {
+    const { latestMs, periodMs, tickMs } = this.timing;
+    const latest = this.now() + latestMs - tickMs;
+    const due = latest - mod(latest - phaseMs, periodMs);
+    const tick = Math.ceil(due / tickMs);
+    const slot = this.slots.get(tick);
+    if (slot) slot.add(item);
+    else this.slots.set(tick, new Set([item]));
+    this.arm(tick);
+    return tick;
+  }
+
+  /** Take an item out of its slot; one whose slot already fired is in none. */
+  remove(item: T, tick: number): void {
+    const slot = this.slots.get(tick);
+    if (slot?.delete(item) && slot.size === 0) this.slots.delete(tick);
+    // With nothing left to beat, no timer keeps the process up.
+    if (this.slots.size === 0 && this.timer) this.disarm();
+  }
+
+  /** No more timers (shutdown); items stay where they are. */
+  stop(): void {
+    this.stopped = true;
+    this.disarm();
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerTick = Infinity;
+  }
+
+  private arm(tick: number): void {
+    if (this.stopped || tick >= this.timerTick) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerTick = tick;
+    this.timer = setTimeout(
+      () => this.fire(tick),
+      Math.max(0, tick * this.timing.tickMs - this.now()),
+    );
+  }
+
+  private fire(now: number): void {
+    this.timer = null;
+    this.timerTick = Infinity;
+    let next = Infinity;
+    // Keys, not entries: this runs every tick over every slot, and an entry is an array.
+    for (const tick of this.slots.keys()) {
+      if (tick > now) {
+        next = Math.min(next, tick);
+        continue;
+      }
+      const due = this.slots.get(tick)!;
+      this.slots.delete(tick);
+      this.beat(due);
+    }
+    if (next !== Infinity) this.arm(next);
+  }
+}
+
+function mod(a: number, n: number): number {
+  return ((a % n) + n) % n;
+}
