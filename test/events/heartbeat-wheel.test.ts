@@ -1,0 +1,92 @@
+// The heartbeat wheel on its own, with mocked timers and a clock the test moves: when an
+// item is beaten, which items come together, and that removing the last item or stopping
+// leaves no timer to fire. The clock is the mocked Date, moved with the timers.
+import { afterEach, beforeEach, mock, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HeartbeatWheel, heartbeatTiming } from '../../src/events/heartbeats.ts';
+
+// A 1 s interval without jitter: beats fall 1,000 - 666 to 1,000 ms after an add, on 2 ms ticks.
+const CONFIG = { heartbeatMinMs: 1000, heartbeatJitterMs: 0 };
+let beats: Array<{ at: number; items: string[] }> = [];
+
+function wheel(): HeartbeatWheel<string> {
+  return new HeartbeatWheel<string>(
+    CONFIG,
+    () => Date.now(),
+    (due) => beats.push({ at: Date.now(), items: [...due].sort() }),
+  );
+}
+
+/** Move the mocked clock a millisecond at a time, so each timer runs at its own time. */
+function advance(ms: number): void {
+  for (let i = 0; i < ms; i++) mock.timers.tick(1);
+}
+
+beforeEach(() => {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 100_000 });
+  beats = [];
+});
+afterEach(() => mock.timers.reset());
+
+test('the timing: a period of two thirds of the interval, 300 ticks to a period', () => {
+  assert.deepEqual(heartbeatTiming(CONFIG), { latestMs: 1000, periodMs: 666, tickMs: 2 });
+  assert.deepEqual(heartbeatTiming({ heartbeatMinMs: 45_000, heartbeatJitterMs: 10_000 }), {
+    latestMs: 55_000,
+    periodMs: 40_000,
+    tickMs: 133,
+  });
+});
+
+test('an item is beaten at the latest slot of its phase no later than the interval after its add', () => {
+  const w = wheel();
+  assert.equal(w.periodMs, 666);
+  // Phase 0: slots at multiples of 666 ms; the latest one up to 100,000 + 998 is 100,566.
+  const tick = w.add('a', 0);
+  assert.equal(tick, 50_283);
+  advance(565);
+  assert.deepEqual(beats, []);
+  advance(1);
+  assert.deepEqual(beats, [{ at: 100_566, items: ['a'] }]);
+});
+
+test('items added together on different phases are beaten apart; on the same slot, together', () => {
+  const w = wheel();
+  w.add('a', 0);
+  w.add('b', 0);
+  w.add('c', 333);
+  advance(1000);
+  assert.deepEqual(beats, [
+    { at: 100_566, items: ['a', 'b'] },
+    { at: 100_900, items: ['c'] },
+  ]);
+  for (const { at } of beats) {
+    assert.ok(at - 100_000 >= 1000 - 666 && at - 100_000 <= 1000, `beat ${at} out of bounds`);
+  }
+});
+
+test('a removed item is not beaten; removing the last one leaves no timer to fire', () => {
+  const w = wheel();
+  const a = w.add('a', 0);
+  const b = w.add('b', 333);
+  w.remove('a', a);
+  advance(1000);
+  assert.deepEqual(beats, [{ at: 100_900, items: ['b'] }]);
+  beats = [];
+  const c = w.add('c', 0);
+  const cleared = mock.method(globalThis, 'clearTimeout');
+  w.remove('c', c);
+  assert.equal(cleared.mock.callCount(), 1);
+  // An item whose slot already fired is in none: removing it again is harmless.
+  w.remove('b', b);
+  advance(2000);
+  assert.deepEqual(beats, []);
+});
+
+test('after stop nothing is beaten, and adds arm no timer', () => {
+  const w = wheel();
+  w.add('a', 0);
+  w.stop();
+  w.add('b', 0);
+  advance(5000);
+  assert.deepEqual(beats, []);
+});
