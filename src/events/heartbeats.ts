@@ -98,13 +98,14 @@ export class HeartbeatWheel<T> {
     );
   }
 
-  private fire(now: number): void {
+  /** The timer set for dueTick fired: beat every slot up to it, then arm for the next. */
+  private fire(dueTick: number): void {
     this.timer = null;
     this.timerTick = Infinity;
     let next = Infinity;
     // Keys, not entries: this runs every tick over every slot, and an entry is an array.
     for (const tick of this.slots.keys()) {
-      if (tick > now) {
+      if (tick > dueTick) {
         next = Math.min(next, tick);
         continue;
       }
