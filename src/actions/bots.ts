@@ -33,11 +33,11 @@ import { checkRealmPermission, hasRealmPermission } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { listManagedBots } from './bot-directory.ts';
 import { usersWhoCanAccess } from './user-access.ts';
+import { doDeactivate } from './user-activation.ts';
 import {
   doChangeFullName,
   doChangeRole,
   doCreateUser,
-  doDeactivate,
   emitBotUpdate,
   regenerateApiKey,
 } from './users.ts';

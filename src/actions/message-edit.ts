@@ -39,12 +39,8 @@ import {
 import { accessMessage, messageAudience } from './message-access.ts';
 import { realmMessageSettings } from './message-present.ts';
 import { RENDERING_FLAG_BITS, renderMessage, renderingFlags } from './message-render.ts';
-import {
-  announceFirstMessageIds,
-  checkCanPost,
-  checkWildcardMentions,
-  firstMessageIds,
-} from './messages.ts';
+import { checkCanPost, checkWildcardMentions } from './message-destinations.ts';
+import { announceFirstMessageIds, firstMessageIds } from './messages.ts';
 import { hasRealmPermission } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 

@@ -19,7 +19,7 @@ import * as usersStore from '../store/users.ts';
 import { loadChannelAccessById } from './channel-access.ts';
 import { accessMessage } from './message-access.ts';
 import { checkContentEditable } from './message-edit.ts';
-import { checkCanPost } from './messages.ts';
+import { checkCanPost } from './message-destinations.ts';
 import { emitNow } from './transaction.ts';
 import { canAccessUser, isUserId } from './user-access.ts';
 

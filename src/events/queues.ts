@@ -4,7 +4,6 @@
 // shaped for each client, and appended with the queue's next event id. A queue holds at
 // most one parked GET /events; parked polls are answered in chunks so that one event for
 // thousands of clients never stalls the process.
-import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Clock } from '../infra/clock.ts';
@@ -17,11 +16,16 @@ import {
   isRealmWideListener,
   type ClientDescriptor,
 } from '../lib/event-client.ts';
-import { SERVER_GENERATION, SVC_FEATURE_LEVEL, SVC_MERGE_BASE, SVC_VERSION } from '../version.ts';
 import { markShared } from './event-json.ts';
 import { HeartbeatWheel } from './heartbeats.ts';
+import {
+  readSavedQueues,
+  restartEvent,
+  writeSavedQueues,
+  type SavedQueue,
+} from './saved-queues.ts';
 import { acceptsType, shapeForClient } from './shaping.ts';
-import type { Notice, ParleyEvent, RestartEvent } from './types.ts';
+import type { Notice, ParleyEvent } from './types.ts';
 
 export type QueueConfig = Pick<
   Config,
@@ -121,7 +125,6 @@ class Queue {
 const ANSWER_CHUNK = 256;
 /** Queues offered events per macrotask when one notice goes to thousands of them. */
 const DELIVERY_CHUNK = 500;
-const SAVE_FORMAT = 1;
 
 export function badEventQueueId(queueId: string): JsonableError {
   return new JsonableError(`Bad event queue ID: ${queueId}`, 'BAD_EVENT_QUEUE_ID', 400, {
@@ -330,10 +333,11 @@ export class EventQueues {
   async saveTo(file: string): Promise<void> {
     // What the bus brought is part of the queues (and of the sequence they have seen).
     this.deliverSome(Infinity);
-    const queues = [...this.queues.values()]
+    const queues: Array<SavedQueue<QueuedEvent>> = [];
+    for (const q of this.queues.values()) {
       // A queue whose register never finished was never handed to a client.
-      .filter((q) => q.snapshotSeq !== undefined)
-      .map((q) => ({
+      if (q.snapshotSeq === undefined) continue;
+      queues.push({
         id: q.id,
         user_id: q.userId,
         realm_id: q.realmId,
@@ -342,15 +346,11 @@ export class EventQueues {
         next_id: q.nextId,
         pruned_id: q.prunedId,
         snapshot_seq: q.snapshotSeq,
-      }));
+      });
+    }
     const topicNames = [...this.topicNames].map(([realmId, t]) => ({ realm_id: realmId, ...t }));
     const seen = [...this.seenSeq].map(([realmId, seq]) => ({ realm_id: realmId, seq }));
-    const tmp = `${file}.tmp`;
-    await writeFile(
-      tmp,
-      JSON.stringify({ format: SAVE_FORMAT, queues, topic_names: topicNames, seen_seq: seen }),
-    );
-    await rename(tmp, file);
+    await writeSavedQueues(file, { queues, topic_names: topicNames, seen_seq: seen });
   }
 
   /**
@@ -360,10 +360,7 @@ export class EventQueues {
    * events, and a client whose queue is gone registers again.
    */
   async restoreFrom(file: string): Promise<number> {
-    const saved = JSON.parse(await readFile(file, 'utf8')) as SavedQueues;
-    if (saved?.format !== SAVE_FORMAT || !Array.isArray(saved.queues)) {
-      throw new Error(`${file} is not a saved event-queue file`);
-    }
+    const saved = await readSavedQueues<QueuedEvent>(file);
     for (const t of saved.topic_names ?? []) this.noteTopicName(t.realm_id, t.seq, t.name);
     const savedSeen = new Map((saved.seen_seq ?? []).map((t) => [t.realm_id, t.seq]));
     for (const [realmId, seq] of savedSeen) this.noteSeen(realmId, seq);
@@ -377,16 +374,7 @@ export class EventQueues {
         this.env.log.warn({ realmId, seen, now }, 'event queues not restored: they missed changes');
       }
     }
-    const restart: RestartEvent = {
-      type: 'restart',
-      svc_version: SVC_VERSION,
-      svc_merge_base: SVC_MERGE_BASE,
-      svc_feature_level: SVC_FEATURE_LEVEL,
-      zulip_version: SVC_VERSION,
-      zulip_merge_base: SVC_MERGE_BASE,
-      zulip_feature_level: SVC_FEATURE_LEVEL,
-      server_generation: SERVER_GENERATION,
-    };
+    const restart = restartEvent();
     const now = this.now();
     let restored = 0;
     for (const s of saved.queues) {
@@ -618,20 +606,4 @@ function indexDelete(index: Map<number, Set<Queue>>, key: number, q: Queue): voi
   const set = index.get(key);
   if (!set?.delete(q)) return;
   if (set.size === 0) index.delete(key);
-}
-
-interface SavedQueues {
-  format: number;
-  queues: Array<{
-    id: string;
-    user_id: number;
-    realm_id: number;
-    client: ClientDescriptor;
-    events: QueuedEvent[];
-    next_id: number;
-    pruned_id: number;
-    snapshot_seq: number | null;
-  }>;
-  topic_names?: Array<{ realm_id: number; name: string; seq: number }>;
-  seen_seq?: Array<{ realm_id: number; seq: number }>;
 }

@@ -1,6 +1,7 @@
 // Users: listing, profiles, creation, role and name changes, deactivation.
 import { Type } from 'typebox';
 import * as users from '../../actions/users.ts';
+import * as activation from '../../actions/user-activation.ts';
 import { presentOwnUser, presentUsersFor, presentUserFor } from '../../actions/user-directory.ts';
 import { ROLES } from '../../lib/roles.ts';
 import { defineRoute } from '../route.ts';
@@ -112,7 +113,7 @@ export const usersRoutes = [
     tags: ['users'],
     auth: 'user',
     handler: async ({ ctx, actor }) => {
-      await users.deactivateSelf(ctx, actor);
+      await activation.deactivateSelf(ctx, actor);
       return {};
     },
   }),
@@ -127,7 +128,7 @@ export const usersRoutes = [
       deactivation_notification_comment: Type.Optional(Type.String({ maxLength: 2000 })),
     }),
     handler: async ({ ctx, actor, path }) => {
-      await users.deactivateUser(ctx, actor, path.user_id as number);
+      await activation.deactivateUser(ctx, actor, path.user_id as number);
       return {};
     },
   }),
@@ -139,7 +140,7 @@ export const usersRoutes = [
     auth: 'user',
     path: UserIdPath,
     handler: async ({ ctx, actor, path }) => {
-      await users.reactivateUser(ctx, actor, path.user_id as number);
+      await activation.reactivateUser(ctx, actor, path.user_id as number);
       return {};
     },
   }),
