@@ -84,6 +84,12 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
     const counts = Array.from({ length: holdSeconds - 1 }, (_, i) => perSecond.get(first + i) ?? 0);
     const busiest = Math.max(0, ...counts);
     const mean = counts.reduce((a, b) => a + b, 0) / Math.max(1, counts.length);
+    // Burstiness is read once heartbeats have begun: every poll parked at the start of the
+    // hold, and none is due before a third of the interval (events/heartbeats.ts), so the
+    // first seconds are quiet by design and would only lower the mean.
+    const steady = counts.slice(counts.findIndex((c) => c > 0) + 1);
+    const steadyBusiest = Math.max(0, ...steady);
+    const steadyMean = steady.reduce((a, b) => a + b, 0) / Math.max(1, steady.length);
 
     const notes = [
       `${n} polls (open-file limit ${limit}); heartbeat interval ${heartbeatSeconds}s`,
@@ -118,12 +124,14 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
         figure: '7d',
         title: 'heartbeat burstiness',
         metric: 'busiest second / mean per second',
-        value: round(busiest / mean, 2),
+        value: steady.length > 0 ? round(steadyBusiest / steadyMean, 2) : Number.NaN,
         target: '~1 (even)',
         pass: null,
         notes: [
-          `heartbeats per second over the hold: busiest ${busiest}, mean ${round(mean, 1)}, quietest ${Math.min(...counts)}`,
+          `${steady.length} s after the first heartbeat: busiest ${steadyBusiest}, mean ${round(steadyMean, 1)}, quietest ${Math.min(...steady)}`,
+          `whole hold, quiet start included: busiest ${busiest}, mean ${round(mean, 1)} (${round(busiest / Math.max(1, mean), 2)})`,
         ],
+        detail: { perSecond: counts },
       },
       {
         figure: '7c',

@@ -27,6 +27,25 @@ export function heartbeatTiming(
   return { latestMs, periodMs, tickMs: Math.min(1000, Math.max(1, Math.floor(periodMs / 300))) };
 }
 
+/** The golden ratio's fractional part, (√5 - 1) / 2. */
+const GOLDEN_FRACTION = (Math.sqrt(5) - 1) / 2;
+
+/**
+ * Heartbeat phases for new queues, evenly spread over the period however many there are:
+ * each is the last one plus the golden ratio's fraction of the period, which leaves at most
+ * three sizes of gap between neighbouring phases at any count (the three-gap theorem).
+ * Random phases bunch: 19,000 of them over 40 one-second windows put about 50 more or fewer
+ * than the mean (475) in the fullest or emptiest window; these put at most 3.
+ * `start` (a fraction of the period) keeps processes from sharing one sequence.
+ */
+export function evenPhases(start: number): (periodMs: number) => number {
+  let fraction = start;
+  return (periodMs) => {
+    fraction = (fraction + GOLDEN_FRACTION) % 1;
+    return Math.floor(fraction * periodMs);
+  };
+}
+
 export class HeartbeatWheel<T> {
   private readonly slots = new Map<number, Set<T>>();
   private timer: NodeJS.Timeout | null = null;
@@ -43,7 +62,7 @@ export class HeartbeatWheel<T> {
     this.timing = heartbeatTiming(config);
   }
 
-  /** The heartbeat period: a queue's phase is a random offset within it. */
+  /** The heartbeat period: a queue's phase is an offset within it (evenPhases). */
   get periodMs(): number {
     return this.timing.periodMs;
   }

@@ -17,7 +17,7 @@ import {
   type ClientDescriptor,
 } from '../lib/event-client.ts';
 import { markShared } from './event-json.ts';
-import { HeartbeatWheel } from './heartbeats.ts';
+import { evenPhases, HeartbeatWheel } from './heartbeats.ts';
 import {
   readSavedQueues,
   restartEvent,
@@ -44,6 +44,8 @@ export interface QueueEnv {
   log: Logger;
   /** The database, to check at restore that no change was committed while queues were saved. */
   db?: Q;
+  /** Each new queue's heartbeat phase in the period (ms); evenPhases unless a test sets it. */
+  heartbeatPhase?: (periodMs: number) => number;
 }
 
 /** An event as a reply carries it: the event, shared by many queues, and this queue's id. */
@@ -149,10 +151,12 @@ export class EventQueues {
   private deliveryScheduled = false;
   /** Parked polls by the wheel slot of their heartbeat; one timer serves them all. */
   private readonly heartbeats: HeartbeatWheel<Queue>;
+  private readonly nextPhase: (periodMs: number) => number;
   private gcTimer: NodeJS.Timeout | null = null;
   private closing = false;
 
   constructor(private readonly env: QueueEnv) {
+    this.nextPhase = env.heartbeatPhase ?? evenPhases(env.random.int(1_000_000) / 1_000_000);
     this.heartbeats = new HeartbeatWheel(
       env.config,
       () => this.now(),
@@ -417,7 +421,7 @@ export class EventQueues {
   }
 
   private add(q: Queue): void {
-    q.heartbeatPhase = this.env.random.int(this.heartbeats.periodMs);
+    q.heartbeatPhase = this.nextPhase(this.heartbeats.periodMs);
     this.queues.set(q.id, q);
     indexAdd(this.byUser, q.userId, q);
     if (isRealmWideListener(q.client)) indexAdd(this.realmWide, q.realmId, q);

@@ -3,12 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EventsReply, QueueEnv } from '../../src/events/queues.ts';
-import { systemRandom } from '../../src/infra/random.ts';
 import { client, env, EventQueues, flat, flatReply, open, park } from './queue-kit.ts';
 
 /** Queue phases in creation order (ms into the heartbeat period). */
 function phased(config: Partial<QueueEnv['config']>, phases: number[]): QueueEnv {
-  return { ...env(config), random: { ...systemRandom, int: () => phases.shift() ?? 0 } };
+  return { ...env(config), heartbeatPhase: () => phases.shift() ?? 0 };
 }
 
 test('polls parked together get their heartbeats at their own phases, not together', async () => {
