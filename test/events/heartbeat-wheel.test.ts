@@ -29,13 +29,17 @@ beforeEach(() => {
 });
 afterEach(() => mock.timers.reset());
 
-test('the timing: a period of two thirds of the interval, 300 ticks to a period', () => {
+test('the timing: a period of two thirds of the interval, about 300 ticks to a period', () => {
   assert.deepEqual(heartbeatTiming(CONFIG), { latestMs: 1000, periodMs: 666, tickMs: 2 });
+  // 40,000 / 300 is 133 ms: the tick is the longest a second holds a whole number of.
   assert.deepEqual(heartbeatTiming({ heartbeatMinMs: 45_000, heartbeatJitterMs: 10_000 }), {
     latestMs: 55_000,
     periodMs: 40_000,
-    tickMs: 133,
+    tickMs: 125,
   });
+  assert.equal(heartbeatTiming({ heartbeatMinMs: 5000, heartbeatJitterMs: 0 }).tickMs, 10);
+  assert.equal(heartbeatTiming({ heartbeatMinMs: 600_000, heartbeatJitterMs: 0 }).tickMs, 1000);
+  assert.equal(heartbeatTiming({ heartbeatMinMs: 30, heartbeatJitterMs: 0 }).tickMs, 1);
 });
 
 test('an item is beaten at the latest slot of its phase no later than the interval after its add', () => {
