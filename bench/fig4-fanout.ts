@@ -133,10 +133,15 @@ export async function fanoutFixture(
   return { parley, pollers };
 }
 
+/** A pair is left out when other load disturbed either of its runs. */
+function pairDisturbed(r: { floor: FanoutRound; parley: FanoutRound }): boolean {
+  return r.floor.window.disturbed || r.parley.window.disturbed;
+}
+
 function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: FanoutRound }>) {
   const pairs: Pair[] = rounds.map((r) => ({
     ratio: r.parley.p99 / r.floor.p99,
-    disturbed: r.floor.window.disturbed || r.parley.window.disturbed,
+    disturbed: pairDisturbed(r),
   }));
   const bad = rounds.reduce(
     (n, r) =>
@@ -158,7 +163,7 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
     notes: [
       `p99 ms floor ${rounds.map((r) => fmt(r.floor.p99)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.p99)).join('/')}; last receiver Parley ${rounds.map((r) => fmt(r.parley.last)).join('/')} ms`,
       `errors/dropped/wrong responses: ${bad}`,
-      `${rounds.length} rounds (${rounds.length - pairs.filter((x) => !x.disturbed).length} disturbed)`,
+      `${rounds.length} rounds (${pairs.filter((x) => x.disturbed).length} disturbed)`,
     ],
     detail: {
       rounds: rounds.map((r) => ({
@@ -176,7 +181,7 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
           probe: r.parley.probe,
           collected: { ...r.parley.collected, latencies: undefined },
         },
-        disturbed: r.floor.window.disturbed || r.parley.window.disturbed,
+        disturbed: pairDisturbed(r),
         foreign: [round(r.floor.window.foreignShare, 2), round(r.parley.window.foreignShare, 2)],
       })),
     },
@@ -220,7 +225,7 @@ export async function figure4(opts: BenchOptions): Promise<FigureResult[]> {
         const f = await fanoutRound(floorTarget, k, false);
         const p = await fanoutRound(parleyTarget, k, k === kMax);
         rounds.push({ floor: f, parley: p });
-        if (!f.window.disturbed && !p.window.disturbed) clean++;
+        if (!pairDisturbed({ floor: f, parley: p })) clean++;
         if (k === kMax) {
           loopRows.push({ loop: p.loop, probe: p.probe, disturbed: p.window.disturbed });
         }

@@ -9,11 +9,11 @@ import type { QueueConfig } from './queues.ts';
  * the configured interval plus jitter; the lower bound keeps a third of the interval (at
  * least half the jitter) so a poll that just parked is not answered with a heartbeat at
  * once, at the cost of a period shorter than interval + jitter/2 (40 s instead of 50 s by
- * default). A timer tick is about 1/300 of the period (125 ms by default, the longest tick
- * at most that which a second holds a whole number of): the polls due in one tick are
- * answered together, and their re-polls arrive together, so finer ticks keep those bursts
- * short (19,000 polls: about 60 per tick; a hundredth of the period gave 190 and a loop
- * delay p99 of 10.6 ms, a thousandth 7.4 ms but 18 % more CPU per heartbeat).
+ * default). A timer tick is the longest length that divides a second and is at most 1/300
+ * of the period (125 ms by default): the polls due in one tick are answered together, and
+ * their re-polls arrive together, so finer ticks keep those bursts short (19,000 polls:
+ * about 60 per tick; a hundredth of the period gave 190 and a loop delay p99 of 10.6 ms, a
+ * thousandth 7.4 ms but 18 % more CPU per heartbeat).
  */
 export function heartbeatTiming(
   config: Pick<QueueConfig, 'heartbeatMinMs' | 'heartbeatJitterMs'>,
@@ -30,7 +30,7 @@ export function heartbeatTiming(
 }
 
 /**
- * Tick lengths a second holds a whole number of, longest first. With 133 ms ticks (7.5 to a
+ * Tick lengths that divide a second, longest first. With 133 ms ticks (7.5 to a
  * second) the seconds took seven or eight ticks' heartbeats in turn, 442 and 505 of a mean
  * of 475 with 19,000 polls; with 125 ms every second takes eight.
  */
