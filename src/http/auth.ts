@@ -68,6 +68,19 @@ class KnownRows<T> {
     load: (ctx: AppContext, scope: string, key: string) => Promise<T>,
   ): T | Promise<T> {
     const version = ctx.store.accountsVersion();
+    if (version instanceof Promise) {
+      return version.then((known) => this.readAt(known, ctx, scope, key, load));
+    }
+    return this.readAt(version, ctx, scope, key, load);
+  }
+
+  private readAt(
+    version: number | null,
+    ctx: AppContext,
+    scope: string,
+    key: string,
+    load: (ctx: AppContext, scope: string, key: string) => Promise<T>,
+  ): T | Promise<T> {
     const hit = this.byStore.get(ctx.store)?.scopes.get(scope)?.get(key);
     if (hit && hit.version === version) return hit.value;
     return load(ctx, scope, key).then((value) => {

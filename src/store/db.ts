@@ -31,9 +31,10 @@ export interface Store {
   /**
    * A number that changes whenever a users or realms row may have changed, by this process
    * or any other, so that those rows read earlier can be reused while it stays the same;
-   * null where no such number is cheap to get (PostgreSQL): every read goes to the database.
+   * null when it cannot be had, and every read goes to the database. On PostgreSQL the
+   * number is in the database (migration 0011), so it comes as a promise.
    */
-  accountsVersion(): number | null;
+  accountsVersion(): number | null | Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -213,12 +214,28 @@ export function openPostgres(opts: PostgresOptions): Store {
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
   });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: firstResultPool(pool) }) });
+  // The requests one turn of the event loop serves are concurrent, so they share one read of
+  // the counter, as SQLite's data_version is read once a turn. Read before the rows it
+  // vouches for: a change committed in between makes the kept rows look older, never newer.
+  let thisTurn: Promise<number | null> | null = null;
+  const readCounter = (): Promise<number | null> =>
+    pool.query<{ n: number }>('select n from accounts_version').then(
+      (result) => (result.rows.length === 1 ? result.rows[0].n : null),
+      // Before the migration, or with no connection to be had: the rows are read instead.
+      () => null,
+    );
   return {
     db,
     dialect: 'postgres',
     sqlite: null,
     schema: opts.schema,
-    accountsVersion: () => null,
+    accountsVersion() {
+      if (thisTurn === null) {
+        thisTurn = readCounter();
+        setImmediate(() => (thisTurn = null));
+      }
+      return thisTurn;
+    },
     async close() {
       await db.destroy();
     },

@@ -1,13 +1,24 @@
-// The SQLite store's accounts version: authentication reuses users and realms rows while it
+// The store's accounts version: authentication reuses users and realms rows while it
 // stays the same, so it must change with every write that can change those rows, from this
 // connection or any other, and may stay put for writes elsewhere.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { after, afterEach, beforeEach, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { mayWriteAccounts, openSqlite, type Store } from '../../src/store/db.ts';
+import pg from 'pg';
+import {
+  mayWriteAccounts,
+  openPostgres,
+  openSqlite,
+  type Q,
+  type Store,
+} from '../../src/store/db.ts';
+import { nextEventSeq } from '../../src/store/realms.ts';
+import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
+
+const pgSkip = TEST_DATABASE_URL ? false : 'PARLEY_TEST_DATABASE_URL is not set';
 
 const dir = mkdtempSync(join(tmpdir(), 'parley-accounts-version-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -97,14 +108,159 @@ test('statements whose target is not recognised count as account writes', () => 
   );
 });
 
-test('PostgreSQL reports no version: every request reads the rows', async (t) => {
-  const url = process.env.PARLEY_TEST_DATABASE_URL;
-  if (!url) return t.skip('PARLEY_TEST_DATABASE_URL is not set');
-  const { openPostgres } = await import('../../src/store/db.ts');
-  const store = openPostgres({ url, max: 1 });
-  try {
-    assert.equal(store.accountsVersion(), null);
-  } finally {
-    await store.close();
-  }
+// On PostgreSQL the version is a counter that triggers advance in the writing transaction
+// (migration 0011), read once per turn; on a migrated schema with the test organization.
+describe('the PostgreSQL accounts version', { skip: pgSkip }, () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await buildTestApp();
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+  const db = () => t.ctx.store.db;
+  const version = async () => {
+    await nextTurn();
+    const v = await t.ctx.store.accountsVersion();
+    assert.equal(typeof v, 'number');
+    return v;
+  };
+  const renameUser = (q: Q, name: string) =>
+    q.updateTable('users').set({ full_name: name }).where('id', '=', t.fx.member.id).execute();
+
+  test('users and realms writes change it; other tables and the event sequence do not', async () => {
+    const v0 = await version();
+    const turn = t.ctx.store.accountsVersion();
+    assert.equal(t.ctx.store.accountsVersion(), turn, 'one read shared by a turn');
+    await db().updateTable('channels').set({ description: 'other table' }).execute();
+    await sql`SELECT * FROM users`.execute(db());
+    await db()
+      .transaction()
+      .execute((trx) => nextEventSeq(trx, t.fx.realm.id));
+    assert.equal(await version(), v0, 'unrelated writes and the event sequence');
+    await renameUser(db(), 'Renamed');
+    const v1 = await version();
+    assert.notEqual(v1, v0);
+    await db()
+      .updateTable('realms')
+      .set({ name: 'Renamed' })
+      .where('id', '=', t.fx.realm.id)
+      .execute();
+    const v2 = await version();
+    assert.notEqual(v2, v1);
+    // An update that changes the sequence and another column counts.
+    await db()
+      .updateTable('realms')
+      .set((eb) => ({ event_seq: eb('event_seq', '+', 1), description: 'and the sequence' }))
+      .where('id', '=', t.fx.realm.id)
+      .execute();
+    const v3 = await version();
+    assert.notEqual(v3, v2);
+    // A copy of the realm row under another id and subdomain, inserted and then deleted.
+    await sql`
+      INSERT INTO realms
+      SELECT (jsonb_populate_record(NULL::realms,
+        to_jsonb(r) || '{"id": 999999, "string_id": "copy"}')).*
+      FROM realms r WHERE id = ${t.fx.realm.id}`.execute(db());
+    const v4 = await version();
+    assert.notEqual(v4, v3);
+    await db().deleteFrom('realms').where('id', '=', 999999).execute();
+    assert.notEqual(await version(), v4);
+  });
+
+  test('an open transaction leaves it until it commits; a rolled-back one leaves it', async () => {
+    const v0 = await version();
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        await renameUser(trx, 'Not yet committed');
+        assert.equal(await version(), v0, 'read on another connection before the commit');
+      });
+    const v1 = await version();
+    assert.notEqual(v1, v0);
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        await renameUser(trx, 'Rolled back');
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
+    assert.equal(await version(), v1);
+  });
+
+  // The counter is advanced at commit (deferred triggers): advanced at each write, its row
+  // lock would be held from a transaction's first users write to its commit, and every
+  // other transaction writing a users row would wait for it, or deadlock with it.
+  test('two open transactions writing users rows go on, each holding the counter at commit only', async () => {
+    const connect = async () => {
+      const client = new pg.Client({
+        connectionString: TEST_DATABASE_URL!,
+        options: `-c search_path=${t.ctx.store.schema} -c lock_timeout=2s`,
+      });
+      await client.connect();
+      return client;
+    };
+    const rename = 'UPDATE users SET full_name = $1 WHERE id = $2';
+    const [one, two] = [await connect(), await connect()];
+    try {
+      const v0 = await version();
+      await one.query('BEGIN');
+      await two.query('BEGIN');
+      await one.query(rename, ['by one', t.fx.member.id]);
+      await two.query(rename, ['by two', t.fx.member2.id]);
+      const oneWaitsForTwo = one.query(rename, ['by one', t.fx.member2.id]);
+      await two.query('COMMIT');
+      await oneWaitsForTwo;
+      await one.query('COMMIT');
+      const names = await db()
+        .selectFrom('users')
+        .select('full_name')
+        .where('id', 'in', [t.fx.member.id, t.fx.member2.id])
+        .orderBy('id')
+        .execute();
+      assert.deepEqual(
+        names.map((u) => u.full_name),
+        ['by one', 'by one'],
+      );
+      assert.notEqual(await version(), v0);
+    } finally {
+      await one.end();
+      await two.end();
+    }
+  });
+
+  test('a commit by another process changes it, and so does one naming the schema', async () => {
+    const schema = t.ctx.store.schema!;
+    const other = openPostgres({ url: TEST_DATABASE_URL!, schema, max: 1 });
+    // A session on the default search path, as an operator's psql would be.
+    const operator = openPostgres({ url: TEST_DATABASE_URL!, max: 1 });
+    try {
+      const v0 = await version();
+      await renameUser(other.db, 'Renamed by another process');
+      const v1 = await version();
+      assert.notEqual(v1, v0);
+      await sql`UPDATE ${sql.table(`${schema}.users`)} SET full_name = 'By the operator'`.execute(
+        operator.db,
+      );
+      assert.notEqual(await version(), v1);
+    } finally {
+      await other.close();
+      await operator.close();
+    }
+  });
+
+  test('without the counter row there is no version, and nothing is kept', async () => {
+    await db()
+      .deleteFrom('accounts_version' as never)
+      .execute();
+    try {
+      await nextTurn();
+      assert.equal(await t.ctx.store.accountsVersion(), null);
+      // Authentication still works, reading the rows every time.
+      const me = await t.as(t.fx.member).get('/users/me');
+      assert.equal(me.status, 200);
+    } finally {
+      await sql`INSERT INTO accounts_version (n) VALUES (0)`.execute(db());
+    }
+  });
 });

@@ -17,6 +17,7 @@ import { closeContext, createContext } from '../../src/server.ts';
 import { openPostgres, openSqlite, type Store } from '../../src/store/db.ts';
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
 import { seedFixture, type Fixture } from './fixture.ts';
+import { listTables } from './db-snapshot.ts';
 import { Client, type Credentials } from './client.ts';
 
 /** Cheap argon2 parameters: tests hash many passwords. */
@@ -114,13 +115,6 @@ async function freshSqliteStore(config: Config): Promise<{ store: Store; fixture
   };
 }
 
-async function listTables(store: Store, schema: string): Promise<string[]> {
-  const result = await sql<{ table_name: string }>`
-    SELECT table_name FROM information_schema.tables
-    WHERE table_schema = ${schema} AND table_name NOT LIKE 'kysely_%'`.execute(store.db);
-  return result.rows.map((r) => r.table_name);
-}
-
 async function createPgSchema(url: string): Promise<string> {
   const schema = `parley_test_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
   await withPgSchemaLock(url, async (admin) => {
@@ -148,7 +142,7 @@ async function freshPostgresStore(
   });
   const schema = await pgSchemaReady;
   const store = openPostgres({ url, schema, max: 5 });
-  const tables = await listTables(store, schema);
+  const tables = await listTables(store);
   if (tables.length > 0) {
     await sql
       .raw(`TRUNCATE ${tables.map((t) => `"${t}"`).join(', ')} RESTART IDENTITY CASCADE`)

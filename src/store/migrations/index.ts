@@ -11,6 +11,7 @@ import * as m0007 from './0007_user_records.ts';
 import * as m0008 from './0008_outgoing_webhooks.ts';
 import * as m0009 from './0009_muted_by.ts';
 import * as m0010 from './0010_read_paths.ts';
+import * as m0011 from './0011_accounts_version.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
@@ -25,6 +26,7 @@ const MIGRATIONS: Array<[string, Up]> = [
   ['0008_outgoing_webhooks', m0008.up],
   ['0009_muted_by', m0009.up],
   ['0010_read_paths', m0010.up],
+  ['0011_accounts_version', m0011.up],
 ];
 
 export async function migrateToLatest(
