@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setRegisterHook } from '../../src/actions/events.ts';
-import { buildTestApp, TEST_REDIS_URL, type TestApp, type TestAppOptions } from '../support/app.ts';
+import { buildTestApp, type TestApp, type TestAppOptions } from '../support/app.ts';
 import { drainEvents, getEvents, registerQueue, settleBus, withoutIds } from '../support/events.ts';
 import type { Client } from '../support/client.ts';
 
@@ -258,41 +258,33 @@ test('a queue over its cap is dropped and its client registers again', () =>
     { config: { maxEventsPerQueue: 5 } },
   ));
 
-// users.ts also drops the queues itself right after its commit, which with the Redis bus
-// is before the deactivation arrives.
-const DROP_BEFORE_DELIVERY = TEST_REDIS_URL
-  ? 'known gap: src/actions/users.ts drops the queues before the Redis bus delivers the deactivation'
-  : false;
-
-test(
-  'deactivation: the parked poll gets the deactivation, then the queue is gone',
-  { todo: DROP_BEFORE_DELIVERY },
-  () =>
-    withApp(async (t) => {
-      const member = t.as(t.fx.member);
-      const { queue_id } = await registerQueue(member, { event_types: ['realm_user'] });
-      const parked = member.get('/events', { queue_id, last_event_id: -1 });
-      await waitFor(() => t.ctx.queues.inspect(queue_id)?.parked === true);
-      const res = await t.as(t.fx.admin).delete(`/users/${t.fx.member.id}`);
-      assert.equal(res.status, 200, res.text);
-      const reply = await parked;
-      // The member's bot is deactivated with them; the poll returns with the first of these.
-      const deactivated = withoutIds(reply.body.events as never).map((e) => JSON.stringify(e));
-      const of = (userId: number) =>
-        JSON.stringify({
-          type: 'realm_user',
-          op: 'update',
-          person: { user_id: userId, is_active: false },
-        });
-      assert.ok(
-        deactivated.includes(of(t.fx.member.id)) || deactivated.includes(of(t.fx.bot.id)),
-        JSON.stringify(reply.body.events),
-      );
-      await waitFor(() => t.ctx.queues.inspect(queue_id) === undefined);
-      const after = await member.get('/events', { queue_id, last_event_id: -1, dont_block: true });
-      assert.equal(after.status, 401);
-    }),
-);
+// The queue layer drops a deactivated user's queues once the deactivation is delivered to
+// them (events/queues.ts), in every process and with either bus.
+test('deactivation: the parked poll gets the deactivation, then the queue is gone', () =>
+  withApp(async (t) => {
+    const member = t.as(t.fx.member);
+    const { queue_id } = await registerQueue(member, { event_types: ['realm_user'] });
+    const parked = member.get('/events', { queue_id, last_event_id: -1 });
+    await waitFor(() => t.ctx.queues.inspect(queue_id)?.parked === true);
+    const res = await t.as(t.fx.admin).delete(`/users/${t.fx.member.id}`);
+    assert.equal(res.status, 200, res.text);
+    const reply = await parked;
+    // The member's bot is deactivated with them; the poll returns with the first of these.
+    const deactivated = withoutIds(reply.body.events as never).map((e) => JSON.stringify(e));
+    const of = (userId: number) =>
+      JSON.stringify({
+        type: 'realm_user',
+        op: 'update',
+        person: { user_id: userId, is_active: false },
+      });
+    assert.ok(
+      deactivated.includes(of(t.fx.member.id)) || deactivated.includes(of(t.fx.bot.id)),
+      JSON.stringify(reply.body.events),
+    );
+    await waitFor(() => t.ctx.queues.inspect(queue_id) === undefined);
+    const after = await member.get('/events', { queue_id, last_event_id: -1, dont_block: true });
+    assert.equal(after.status, 401);
+  }));
 
 test('GET /events needs authentication', () =>
   withApp(async (t) => {
