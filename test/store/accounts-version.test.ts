@@ -168,6 +168,19 @@ describe('the PostgreSQL accounts version', { skip: pgSkip }, () => {
     assert.notEqual(await version(), v4);
   });
 
+  test('a transaction advances it once, however many rows it writes', async () => {
+    const v0 = (await version())!;
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        await trx.updateTable('users').set({ full_name: 'Everyone renamed' }).execute();
+        await trx.updateTable('realms').set({ description: 'and the realm' }).execute();
+      });
+    assert.equal(await version(), v0 + 1);
+    await renameUser(db(), 'Once more');
+    assert.equal(await version(), v0 + 2, 'the next transaction advances it again');
+  });
+
   test('an open transaction leaves it until it commits; a rolled-back one leaves it', async () => {
     const v0 = await version();
     await db()
