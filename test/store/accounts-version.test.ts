@@ -108,7 +108,7 @@ test('statements whose target is not recognised count as account writes', () => 
   );
 });
 
-// On PostgreSQL the version is a counter that triggers advance in the writing transaction
+// On PostgreSQL the version is a counter that triggers advance once per writing transaction
 // (migration 0011), read once per turn; on a migrated schema with the test organization.
 describe('the PostgreSQL accounts version', { skip: pgSkip }, () => {
   let t: TestApp;
@@ -269,9 +269,15 @@ describe('the PostgreSQL accounts version', { skip: pgSkip }, () => {
     try {
       await nextTurn();
       assert.equal(await t.ctx.store.accountsVersion(), null);
-      // Authentication still works, reading the rows every time.
-      const me = await t.as(t.fx.member).get('/users/me');
-      assert.equal(me.status, 200);
+      // Authentication still works, reading the rows every time: a change shows at once.
+      const me = () => t.as(t.fx.member).get('/users/me');
+      assert.equal((await me()).status, 200);
+      await db()
+        .updateTable('users')
+        .set({ is_active: 0 })
+        .where('id', '=', t.fx.member.id)
+        .execute();
+      assert.equal((await me()).body.msg, 'Account is deactivated');
     } finally {
       await sql`INSERT INTO accounts_version (n) VALUES (0)`.execute(db());
     }
