@@ -5,13 +5,15 @@
 // (authentication, the caller's own rows) have the same SQL text each time: only their
 // parameter values change. A query declared with `compiledQuery` is built once with
 // placeholder values, compiled, and afterwards run with the placeholders swapped for the
-// call's arguments. It still runs through Kysely's executor, so it takes its turn on
-// SQLite's single connection and joins the caller's transaction when given one.
+// call's arguments. On SQLite it runs on the connection at once when no other transaction
+// holds it (db.ts runOnSqliteAtOnce); otherwise through Kysely's executor, which takes its
+// turn on the connection and joins the caller's transaction when given one.
 //
 // The build function must use its arguments only as values (in where, set, values): it runs
 // once, with placeholders, so any logic on an argument would be frozen at that first call.
 // Lists (`in`) change the SQL text with their length and are not for this helper.
 import type { CompiledQuery, Compilable, Kysely } from 'kysely';
+import { runOnSqliteAtOnce } from './db.ts';
 import type { DB } from './schema.ts';
 
 /** Stands for the build function's argument at this position in the compiled parameters. */
@@ -55,7 +57,8 @@ export function compiledQuery<A extends unknown[], R>(
     const parameters = compiled.parameters.map((p) =>
       p instanceof Placeholder ? args[p.position] : p,
     );
-    return (await db.executeQuery<R>({ ...compiled, parameters })).rows;
+    const rows = runOnSqliteAtOnce(db, compiled.sql, parameters) as R[] | null;
+    return rows ?? (await db.executeQuery<R>({ ...compiled, parameters })).rows;
   };
   return {
     all: (db, ...args) => run(db, args),

@@ -64,6 +64,7 @@ export function openSqlite(opts: SqliteOptions): Store {
   sqlite.pragma('temp_store = MEMORY');
   const tracked = reusingStatements(sqlite);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: tracked }) });
+  sqliteByAdapter.set(db.getExecutor().adapter, { sqlite, statements: tracked });
   // data_version changes when another connection (a command-line action, another process)
   // commits; this connection's own writes are counted as their statements are prepared.
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
@@ -94,6 +95,34 @@ export function openSqlite(opts: SqliteOptions): Store {
       await db.destroy();
     },
   };
+}
+
+/** The connection behind each SQLite Kysely instance, by the adapter it shares with its transactions. */
+const sqliteByAdapter = new WeakMap<
+  object,
+  { sqlite: SQLite.Database; statements: Pick<SqliteDatabase, 'prepare'> }
+>();
+
+/**
+ * Runs a compiled query on SQLite's connection at once and gives its rows (none for a
+ * statement without RETURNING), or null when it has to wait its turn through Kysely: on
+ * PostgreSQL, and outside a transaction while one is open (a read then would see the open
+ * transaction's writes). Kysely's way to the connection (its executor, the connection's
+ * mutex, two or three promise turns) cost 2.5 µs a query against 1 µs for running a simple
+ * one (docs/performance.md, session 15); better-sqlite3 runs every statement synchronously,
+ * so a query run here holds the connection for no longer than through Kysely.
+ */
+export function runOnSqliteAtOnce(
+  db: Q,
+  sql: string,
+  parameters: readonly unknown[],
+): unknown[] | null {
+  const known = sqliteByAdapter.get(db.getExecutor().adapter);
+  if (!known || (!db.isTransaction && known.sqlite.inTransaction)) return null;
+  const stmt = known.statements.prepare(sql);
+  if (stmt.reader) return stmt.all(parameters) as unknown[];
+  stmt.run(parameters);
+  return [];
 }
 
 const WRITE_TARGET = /^\s*(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(\w+)"?/i;
