@@ -223,7 +223,7 @@ export interface Destination {
   topic: string;
   recipientId: number;
   /** Everyone who gets a row: the channel's subscribers and the sender, or the participants. */
-  recipients: RecipientRow[];
+  recipients: readonly RecipientRow[];
   subscriberCount: number;
 }
 
@@ -233,12 +233,17 @@ export async function channelRecipients(
   channel: ChannelRow,
   sender: UserRow,
 ): Promise<Pick<Destination, 'recipients' | 'subscriberCount'>> {
-  const recipients = await channelsStore.listSubscriberRecipients(db, channel.id);
-  const subscriberCount = recipients.length;
-  // The sender's own row is the request's: no need to read it again.
-  const at = recipients.findIndex((u) => u.id >= sender.id);
-  if (at === -1) recipients.push(sender);
-  else if (recipients[at].id !== sender.id) recipients.splice(at, 0, sender);
+  const subscribers = await channelsStore.listSubscriberRecipients(db, channel.id);
+  const subscriberCount = subscribers.length;
+  // The sender's own row is the request's: no need to read it again. The subscribers' list
+  // is shared (a cached read), so the sender goes into a copy.
+  const at = subscribers.findIndex((u) => u.id >= sender.id);
+  if (at !== -1 && subscribers[at].id === sender.id)
+    return { recipients: subscribers, subscriberCount };
+  const recipients =
+    at === -1
+      ? [...subscribers, sender]
+      : [...subscribers.slice(0, at), sender, ...subscribers.slice(at)];
   return { recipients, subscriberCount };
 }
 

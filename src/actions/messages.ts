@@ -229,7 +229,7 @@ async function emitMessageEvent(
   row: MessageRow,
   channel: ChannelRow | null,
   author: UserRow,
-  recipients: RecipientRow[],
+  recipients: readonly RecipientRow[],
   flags: Map<number, number>,
   echo: { queueId?: string; localId?: string },
 ): Promise<void> {
@@ -296,7 +296,7 @@ async function hideInaccessibleSender(
   db: Q,
   realm: RealmRow,
   sender: UserRow,
-  recipients: RecipientRow[],
+  recipients: readonly RecipientRow[],
   message: Record<string, unknown>,
   perUser: Record<number, Record<string, unknown>>,
 ): Promise<void> {

@@ -46,7 +46,7 @@ export async function enqueueOutgoingWebhooks(
   realm: RealmRow,
   sender: UserRow,
   message: MessageRow,
-  recipients: RecipientRow[],
+  recipients: readonly RecipientRow[],
   mentionedUserIds: readonly number[],
 ): Promise<void> {
   if (sender.is_bot === 1) return;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { compiledQuery } from './compiled.ts';
+import { cachedQuery, compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { ChannelRow, SubscriptionRow } from './schema.ts';
 import type { RecipientRow } from './users.ts';
@@ -41,7 +41,7 @@ export async function getChannel(
   return channelById.first(db, realmId, id);
 }
 
-const channelById = compiledQuery(2, (db, realmId: number, id: number) =>
+const channelById = cachedQuery(2, (db, realmId: number, id: number) =>
   db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).where('id', '=', id),
 );
 
@@ -93,7 +93,7 @@ export async function getSubscription(
   return subscriptionOf.first(db, userId, channelId);
 }
 
-const subscriptionOf = compiledQuery(2, (db, userId: number, channelId: number) =>
+const subscriptionOf = cachedQuery(2, (db, userId: number, channelId: number) =>
   db
     .selectFrom('subscriptions')
     .selectAll()
@@ -130,11 +130,14 @@ export async function listSubscriberIds(db: Q, channelId: number): Promise<numbe
  * id. One statement whatever the channel's size: a list of ids as parameters would run into
  * the databases' limits on bound parameters for the largest channels.
  */
-export async function listSubscriberRecipients(db: Q, channelId: number): Promise<RecipientRow[]> {
+export async function listSubscriberRecipients(
+  db: Q,
+  channelId: number,
+): Promise<readonly RecipientRow[]> {
   return subscriberRecipients.all(db, channelId);
 }
 
-const subscriberRecipients = compiledQuery(1, (db, channelId: number) =>
+const subscriberRecipients = cachedQuery(1, (db, channelId: number) =>
   db
     .selectFrom('subscriptions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')

@@ -6,14 +6,21 @@
 // parameter values change. A query declared with `compiledQuery` is built once with
 // placeholder values, compiled, and afterwards run with the placeholders swapped for the
 // call's arguments. On SQLite it runs on the connection at once when no other transaction
-// holds it (db.ts runOnSqliteAtOnce); otherwise through Kysely's executor, which takes its
-// turn on the connection and joins the caller's transaction when given one.
+// holds it (db.ts sqliteAtOnce); otherwise through Kysely's executor, which takes its turn
+// on the connection and joins the caller's transaction when given one.
+//
+// A read declared with `cachedQuery` keeps its rows, frozen, by its arguments, on SQLite, and gives
+// them again while no table it reads has been written by anyone (sqlite-writes.ts): the
+// channel, subscriptions, recipients, groups and muting rules a send checks are read far
+// more often than they change. On PostgreSQL, where writes by other processes are not
+// seen as they happen, it is an ordinary compiled query.
 //
 // The build function must use its arguments only as values (in where, set, values): it runs
 // once, with placeholders, so any logic on an argument would be frozen at that first call.
 // Lists (`in`) change the SQL text with their length and are not for this helper.
 import type { CompiledQuery, Compilable, Kysely } from 'kysely';
-import { runOnSqliteAtOnce } from './db.ts';
+import { sqliteAtOnce } from './db.ts';
+import { tablesRead, writeTarget } from './sqlite-writes.ts';
 import type { DB } from './schema.ts';
 
 /** Stands for the build function's argument at this position in the compiled parameters. */
@@ -30,9 +37,39 @@ export interface CompiledQueryRunner<A extends unknown[], R> {
   first(db: Db, ...args: A): Promise<R | undefined>;
 }
 
+/** Kept reads per database: past this many, all are dropped and kept afresh. */
+const CACHED_READS_MAX = 10_000;
+
+interface KeptRead {
+  /** The connection's write count when the rows were read. */
+  at: number;
+  rows: readonly unknown[];
+}
+
+/** A cached read's rows are shared by every caller, so they are frozen and typed so. */
+export interface CachedQueryRunner<A extends unknown[], R> {
+  all(db: Db, ...args: A): Promise<ReadonlyArray<Readonly<R>>>;
+  first(db: Db, ...args: A): Promise<Readonly<R> | undefined>;
+}
+
 export function compiledQuery<A extends unknown[], R>(
   arity: A['length'],
   build: (db: Db, ...args: A) => Compilable<R>,
+): CompiledQueryRunner<A, R> {
+  return runnerOf(arity, build, false);
+}
+
+export function cachedQuery<A extends unknown[], R>(
+  arity: A['length'],
+  build: (db: Db, ...args: A) => Compilable<R>,
+): CachedQueryRunner<A, R> {
+  return runnerOf(arity, build, true);
+}
+
+function runnerOf<A extends unknown[], R>(
+  arity: A['length'],
+  build: (db: Db, ...args: A) => Compilable<R>,
+  cached: boolean,
 ): CompiledQueryRunner<A, R> {
   // One compiled form per dialect adapter: a database and its transactions share one adapter,
   // and a WeakMap lets closed databases (tests open many) go.
@@ -52,16 +89,44 @@ export function compiledQuery<A extends unknown[], R>(
     }
     return compiled;
   };
+  let readTables: string[] | undefined;
+  const keptByAdapter = new WeakMap<object, Map<unknown, KeptRead>>();
   const run = async (db: Db, args: A): Promise<R[]> => {
     const compiled = compiledFor(db);
     const parameters = compiled.parameters.map((p) =>
       p instanceof Placeholder ? args[p.position] : p,
     );
-    const rows = runOnSqliteAtOnce(db, compiled.sql, parameters) as R[] | null;
-    return rows ?? (await db.executeQuery<R>({ ...compiled, parameters })).rows;
+    const conn = sqliteAtOnce(db);
+    if (!conn || !cached) {
+      const rows = conn
+        ? (conn.run(compiled.sql, parameters) as R[])
+        : (await db.executeQuery<R>({ ...compiled, parameters })).rows;
+      return cached ? frozen(rows) : rows;
+    }
+    if (!readTables) {
+      if (writeTarget(compiled.sql) !== undefined || !/^\s*(select|with)\b/i.test(compiled.sql))
+        throw new Error('compiledQuery: only a read can be cached');
+      readTables = tablesRead(compiled.sql);
+    }
+    const adapter = db.getExecutor().adapter;
+    let kept = keptByAdapter.get(adapter);
+    if (!kept) keptByAdapter.set(adapter, (kept = new Map()));
+    const key = arity === 1 ? args[0] : JSON.stringify(args);
+    const at = conn.writeCount();
+    const hit = kept.get(key);
+    if (hit && conn.unchangedSince(hit.at, readTables)) return hit.rows as R[];
+    const rows = frozen(conn.run(compiled.sql, parameters) as R[]);
+    if (kept.size >= CACHED_READS_MAX) kept.clear();
+    kept.set(key, { at, rows });
+    return rows;
   };
   return {
     all: (db, ...args) => run(db, args),
     first: async (db, ...args) => (await run(db, args))[0],
   };
+}
+
+function frozen<R>(rows: R[]): R[] {
+  for (const row of rows) Object.freeze(row);
+  return Object.freeze(rows) as R[];
 }

@@ -14,6 +14,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
+import { TableWrites, writeTarget } from './sqlite-writes.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<DB>;
@@ -62,9 +63,9 @@ export function openSqlite(opts: SqliteOptions): Store {
   // through the kernel on every send. In memory it holds a few pages per change; a send cost
   // 330-460 µs of CPU instead of 430-630 (docs/performance.md, session 9).
   sqlite.pragma('temp_store = MEMORY');
-  const tracked = reusingStatements(sqlite);
+  const writes = new TableWrites();
+  const tracked = reusingStatements(sqlite, writes);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: tracked }) });
-  sqliteByAdapter.set(db.getExecutor().adapter, { sqlite, statements: tracked });
   // data_version changes when another connection (a command-line action, another process)
   // commits; this connection's own writes are counted as their statements are prepared.
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
@@ -81,8 +82,23 @@ export function openSqlite(opts: SqliteOptions): Store {
     if (now !== seenDataVersion) {
       seenDataVersion = now;
       otherChanges++;
+      writes.noteOtherConnection();
     }
   };
+  sqliteByAdapter.set(db.getExecutor().adapter, {
+    sqlite,
+    run(sql, parameters) {
+      const stmt = tracked.prepare(sql);
+      if (stmt.reader) return stmt.all(parameters) as unknown[];
+      stmt.run(parameters);
+      return [];
+    },
+    writeCount() {
+      checkOthers();
+      return writes.now();
+    },
+    unchangedSince: (at, tables) => writes.unchangedSince(at, tables),
+  });
   return {
     db,
     dialect: 'sqlite',
@@ -97,35 +113,33 @@ export function openSqlite(opts: SqliteOptions): Store {
   };
 }
 
-/** The connection behind each SQLite Kysely instance, by the adapter it shares with its transactions. */
-const sqliteByAdapter = new WeakMap<
-  object,
-  { sqlite: SQLite.Database; statements: Pick<SqliteDatabase, 'prepare'> }
->();
-
-/**
- * Runs a compiled query on SQLite's connection at once and gives its rows (none for a
- * statement without RETURNING), or null when it has to wait its turn through Kysely: on
- * PostgreSQL, and outside a transaction while one is open (a read then would see the open
- * transaction's writes). Kysely's way to the connection (its executor, the connection's
- * mutex, two or three promise turns) cost 2.5 µs a query against 1 µs for running a simple
- * one (docs/performance.md, session 15); better-sqlite3 runs every statement synchronously,
- * so a query run here holds the connection for no longer than through Kysely.
- */
-export function runOnSqliteAtOnce(
-  db: Q,
-  sql: string,
-  parameters: readonly unknown[],
-): unknown[] | null {
-  const known = sqliteByAdapter.get(db.getExecutor().adapter);
-  if (!known || (!db.isTransaction && known.sqlite.inTransaction)) return null;
-  const stmt = known.statements.prepare(sql);
-  if (stmt.reader) return stmt.all(parameters) as unknown[];
-  stmt.run(parameters);
-  return [];
+/** A SQLite connection as compiled queries use it (compiled.ts). */
+export interface SqliteAtOnce {
+  /** Runs a statement now; its rows, none for a statement without RETURNING. */
+  run(sql: string, parameters: readonly unknown[]): unknown[];
+  /** Advances with every write, rollback and other connection's commit (sqlite-writes.ts). */
+  writeCount(): number;
+  /** Whether none of these tables may have been written since the count was `at`. */
+  unchangedSince(at: number, tables: readonly string[]): boolean;
 }
 
-const WRITE_TARGET = /^\s*(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(\w+)"?/i;
+/** Each SQLite Kysely instance's connection, by the adapter it shares with its transactions. */
+const sqliteByAdapter = new WeakMap<object, SqliteAtOnce & { sqlite: SQLite.Database }>();
+
+/**
+ * The SQLite connection behind db when a query may run on it at once, or null when it has
+ * to wait its turn through Kysely: on PostgreSQL, and outside a transaction while one is
+ * open (a read then would see the open transaction's writes). Kysely's way to the
+ * connection (its executor, the connection's mutex, two or three promise turns) cost 2.5 µs
+ * a query against 1 µs for running a simple one (docs/performance.md, session 15);
+ * better-sqlite3 runs every statement synchronously, so a query run here holds the
+ * connection for no longer than through Kysely.
+ */
+export function sqliteAtOnce(db: Q): SqliteAtOnce | null {
+  const known = sqliteByAdapter.get(db.getExecutor().adapter);
+  if (!known || (!db.isTransaction && known.sqlite.inTransaction)) return null;
+  return known;
+}
 
 /** The commit sequence every evented change advances (realms.ts nextEventSeq). */
 const EVENT_SEQ_ONLY =
@@ -139,7 +153,7 @@ const EVENT_SEQ_ONLY =
  * own query, never from a realm row read earlier.
  */
 export function mayWriteAccounts(sql: string): boolean {
-  const table = WRITE_TARGET.exec(sql)?.[1]?.toLowerCase();
+  const table = writeTarget(sql);
   if (table === 'realms') return !EVENT_SEQ_ONLY.test(sql);
   return table === undefined || table === 'users';
 }
@@ -195,7 +209,10 @@ function readingRowsAsArrays(stmt: SQLite.Statement): PreparedStatement {
  * reused: better-sqlite3 resets a statement after all() and run(), and binds the parameters
  * afresh on each call.
  */
-function reusingStatements(sqlite: SQLite.Database): SqliteDatabase & { accountWrites(): number } {
+function reusingStatements(
+  sqlite: SQLite.Database,
+  writes: TableWrites,
+): SqliteDatabase & { accountWrites(): number } {
   const statements = new Map<string, { stmt: SQLite.Statement; prepared: PreparedStatement }>();
   // Kysely prepares each statement it runs, so counting the writing ones here counts every
   // write made through it. Queries wait for an open transaction to end (one connection, one
@@ -203,6 +220,7 @@ function reusingStatements(sqlite: SQLite.Database): SqliteDatabase & { accountW
   let accountWrites = 0;
   const count = (stmt: SQLite.Statement): void => {
     if (!stmt.readonly && mayWriteAccounts(stmt.source)) accountWrites++;
+    writes.noteStatement(stmt.source, stmt.readonly);
   };
   return {
     close: () => sqlite.close(),

@@ -1,6 +1,6 @@
 // Messages, their conversations and per-user delivery rows.
 import { sql } from 'kysely';
-import { compiledQuery, type CompiledQueryRunner } from './compiled.ts';
+import { cachedQuery, compiledQuery, type CompiledQueryRunner } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { MessageRow, ReactionRow, RecipientRow } from './schema.ts';
 
@@ -479,7 +479,7 @@ export async function listChannelAlertWords(
   return groupAlertWords(await channelAlertWords.all(db, userId, channelId));
 }
 
-const channelAlertWords = compiledQuery(2, (db, userId: number, channelId: number) =>
+const channelAlertWords = cachedQuery(2, (db, userId: number, channelId: number) =>
   db
     .selectFrom('alert_words')
     .select(['user_id', 'word'])
@@ -499,7 +499,9 @@ const channelAlertWords = compiledQuery(2, (db, userId: number, channelId: numbe
     ),
 );
 
-function groupAlertWords(rows: Array<{ user_id: number; word: string }>): Map<number, string[]> {
+function groupAlertWords(
+  rows: ReadonlyArray<{ user_id: number; word: string }>,
+): Map<number, string[]> {
   const out = new Map<number, string[]>();
   for (const r of rows) {
     const list = out.get(r.user_id);

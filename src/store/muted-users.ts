@@ -1,5 +1,5 @@
 // Users a user has muted.
-import { compiledQuery } from './compiled.ts';
+import { cachedQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 
 export interface MutedUser {
@@ -35,7 +35,7 @@ export async function listMuterIds(db: Q, mutedUserId: number): Promise<Set<numb
   return new Set(rows.map((r) => r.user_id));
 }
 
-const muterIds = compiledQuery(1, (db, mutedUserId: number) =>
+const muterIds = cachedQuery(1, (db, mutedUserId: number) =>
   db.selectFrom('muted_users').select('user_id').where('muted_user_id', '=', mutedUserId),
 );
 

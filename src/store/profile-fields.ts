@@ -1,5 +1,5 @@
 // Custom profile fields of a realm and users' values of them.
-import { compiledQuery } from './compiled.ts';
+import { cachedQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { CustomProfileFieldRow, CustomProfileFieldTable } from './schema.ts';
 import type { Insertable, Updateable } from 'kysely';
@@ -49,14 +49,17 @@ export interface ProfileValueRow {
 }
 
 /** The values of these users (any of their realm's fields). */
-const profileValuesOfUser = compiledQuery(1, (db, userId: number) =>
+const profileValuesOfUser = cachedQuery(1, (db, userId: number) =>
   db
     .selectFrom('custom_profile_field_values')
     .select(['user_id', 'field_id', 'value', 'rendered_value'])
     .where('user_id', '=', userId),
 );
 
-export async function listProfileValues(db: Q, userIds: number[]): Promise<ProfileValueRow[]> {
+export async function listProfileValues(
+  db: Q,
+  userIds: number[],
+): Promise<readonly ProfileValueRow[]> {
   // One user (a user object, GET /users/me) is the common case.
   if (userIds.length === 1) return profileValuesOfUser.all(db, userIds[0]);
   const out: ProfileValueRow[] = [];

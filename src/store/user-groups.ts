@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { cachedQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { UserGroupRow } from './schema.ts';
 
@@ -149,15 +150,27 @@ export async function listDirectSubgroups(db: Q, groupId: number): Promise<numbe
 
 /** Every group the user belongs to, directly or through subgroups. */
 export async function listGroupIdsContainingUser(db: Q, userId: number): Promise<number[]> {
-  const result = await sql<{ id: number }>`
-    WITH RECURSIVE g(id) AS (
-      SELECT group_id FROM user_group_members WHERE user_id = ${userId}
-      UNION
-      SELECT s.group_id FROM user_group_subgroups s JOIN g ON s.subgroup_id = g.id
-    )
-    SELECT id FROM g`.execute(db);
-  return result.rows.map((r) => Number(r.id));
+  const rows = await groupIdsContainingUser.all(db, userId);
+  return rows.map((r) => r.id);
 }
+
+const groupIdsContainingUser = cachedQuery(1, (db, userId: number) =>
+  db
+    .withRecursive('g', (qb) =>
+      qb
+        .selectFrom('user_group_members')
+        .select('group_id as id')
+        .where('user_id', '=', userId)
+        .union(
+          qb
+            .selectFrom('user_group_subgroups as s')
+            .innerJoin('g', 'g.id', 's.subgroup_id')
+            .select('s.group_id as id'),
+        ),
+    )
+    .selectFrom('g')
+    .select('id'),
+);
 
 /** Every user in the group, directly or through subgroups. */
 export async function listRecursiveMembers(db: Q, groupId: number): Promise<number[]> {

@@ -1,4 +1,4 @@
-import { compiledQuery } from './compiled.ts';
+import { cachedQuery, compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { NewUser, UserRow, UserUpdate } from './schema.ts';
 
@@ -152,7 +152,7 @@ export async function listDirectMessagePartners(db: Q, userId: number): Promise<
 }
 
 /** The newest message the user has received, or -1. */
-const maxMessageIdOfUser = compiledQuery(1, (db, userId: number) =>
+const maxMessageIdOfUser = cachedQuery(1, (db, userId: number) =>
   db
     .selectFrom('user_messages')
     .select((eb) => eb.fn.max('message_id').as('max_id'))

@@ -1,0 +1,71 @@
+// Which tables this process's SQLite connection has written, and when, so that the rows a
+// read returned can be reused while none of the tables it reads has been written since
+// (compiled.ts, `cached` queries).
+//
+// Every statement run through Kysely or a compiled query is prepared on the connection
+// first (db.ts, reusingStatements), and that is where a write is counted: before it runs, so
+// no kept read can carry a count older than a write it saw. Three things make every kept
+// read stale at once: a write whose target table is not recognised, a rollback (a read
+// inside the transaction may have seen what it undid), and another connection's commit
+// (`PRAGMA data_version`, looked at once per turn of the event loop, as for the accounts
+// version). SQLite here has no triggers, and the only foreign keys that act on a write to
+// another table are listed in CASCADES (a test holds the schema to it).
+
+const WRITE_TARGET = /^\s*(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?(\w+)"?/i;
+const ROLLBACK = /^\s*rollback\b/i;
+const READ_TABLE = /\b(?:from|join)\s+"?(\w+)"?/gi;
+
+/** The table an INSERT, UPDATE or DELETE writes; undefined for any other statement. */
+export function writeTarget(sql: string): string | undefined {
+  return WRITE_TARGET.exec(sql)?.[1]?.toLowerCase();
+}
+
+/** The tables (and common table expressions) a query names after FROM or JOIN. */
+export function tablesRead(sql: string): string[] {
+  return [...new Set(Array.from(sql.matchAll(READ_TABLE), (m) => m[1].toLowerCase()))];
+}
+
+/** Tables whose rows a delete in the key's table changes too (ON DELETE CASCADE). */
+export const CASCADES: Readonly<Record<string, readonly string[]>> = {
+  custom_profile_fields: ['custom_profile_field_values'],
+};
+
+export class TableWrites {
+  /** Advances with every write, rollback and commit of another connection. */
+  private count = 0;
+  private everyTableAt = 0;
+  private readonly tableAt = new Map<string, number>();
+
+  /** A statement is about to run on the connection. */
+  noteStatement(sql: string, readonly: boolean): void {
+    if (readonly) {
+      // ROLLBACK and ROLLBACK TO count as reading statements.
+      if (ROLLBACK.test(sql)) this.everyTableAt = ++this.count;
+      return;
+    }
+    const table = writeTarget(sql);
+    this.count++;
+    if (table === undefined) {
+      this.everyTableAt = this.count;
+      return;
+    }
+    this.tableAt.set(table, this.count);
+    for (const child of CASCADES[table] ?? []) this.tableAt.set(child, this.count);
+  }
+
+  /** Another connection committed (data_version moved). */
+  noteOtherConnection(): void {
+    this.everyTableAt = ++this.count;
+  }
+
+  now(): number {
+    return this.count;
+  }
+
+  /** Whether no write may have reached these tables since the count was `at`. */
+  unchangedSince(at: number, tables: readonly string[]): boolean {
+    if (this.everyTableAt > at) return false;
+    for (const table of tables) if ((this.tableAt.get(table) ?? 0) > at) return false;
+    return true;
+  }
+}

@@ -1,0 +1,185 @@
+// Cached reads (store/compiled.ts cachedQuery) give the same rows again while no table they
+// read has been written, by this connection or another, and read afresh after any write
+// that may have changed them: a write to one of their tables, an unrecognised write, a
+// rollback, a cascade, or another connection's commit.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { sql } from 'kysely';
+import { cachedQuery, compiledQuery } from '../../src/store/compiled.ts';
+import { openSqlite, type Q, type Store } from '../../src/store/db.ts';
+import { migrateToLatest } from '../../src/store/migrations/index.ts';
+import { CASCADES } from '../../src/store/sqlite-writes.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'parley-cached-reads-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const namesOf = cachedQuery(1, (db: Q, kind: string) =>
+  db
+    .selectFrom('t' as never)
+    .innerJoin('k' as never, 'k.id' as never, 't.kind' as never)
+    .select('t.name' as never)
+    .where('k.name' as never, '=', kind as never)
+    .orderBy('t.id' as never),
+);
+const rename = compiledQuery(2, (db: Q, id: number, name: string) =>
+  db
+    .updateTable('t' as never)
+    .set({ name } as never)
+    .where('id' as never, '=', id as never),
+);
+
+async function withTables(store: Store): Promise<void> {
+  await sql`CREATE TABLE k (id INTEGER PRIMARY KEY, name TEXT NOT NULL)`.execute(store.db);
+  await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, name TEXT NOT NULL)`.execute(
+    store.db,
+  );
+  await sql`CREATE TABLE other (id INTEGER PRIMARY KEY)`.execute(store.db);
+  await sql`INSERT INTO k (id, name) VALUES (1, 'a')`.execute(store.db);
+  await sql`INSERT INTO t (id, kind, name) VALUES (1, 1, 'one'), (2, 1, 'two')`.execute(store.db);
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+test('a cached read is reused until a table it reads is written', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await withTables(store);
+    const first = await namesOf.all(store.db, 'a');
+    assert.deepEqual(first, [{ name: 'one' }, { name: 'two' }]);
+    assert.ok(Object.isFrozen(first) && Object.isFrozen(first[0]), 'shared rows are frozen');
+    assert.equal(await namesOf.all(store.db, 'a'), first, 'the same rows again');
+    assert.deepEqual(await namesOf.all(store.db, 'b'), [], 'kept by argument');
+
+    await sql`INSERT INTO other (id) VALUES (1)`.execute(store.db);
+    await sql`SELECT * FROM t`.execute(store.db);
+    assert.equal(await namesOf.all(store.db, 'a'), first, 'other tables and reads leave it');
+
+    await rename.all(store.db, 1, 'uno');
+    const renamed = await namesOf.all(store.db, 'a');
+    assert.deepEqual(renamed, [{ name: 'uno' }, { name: 'two' }], 'a compiled write');
+
+    await store.db
+      .updateTable('k' as never)
+      .set({ name: 'b' } as never)
+      .execute();
+    assert.deepEqual(await namesOf.all(store.db, 'a'), [], 'a write to the joined table');
+    assert.deepEqual(await namesOf.all(store.db, 'b'), [{ name: 'uno' }, { name: 'two' }]);
+
+    await sql`REPLACE INTO t (id, kind, name) VALUES (2, 1, 'dos')`.execute(store.db);
+    assert.deepEqual(
+      await namesOf.all(store.db, 'b'),
+      [{ name: 'uno' }, { name: 'dos' }],
+      'a write whose table is not recognised',
+    );
+  } finally {
+    await store.close();
+  }
+});
+
+test('a read inside a transaction sees its writes, and a rollback drops what it kept', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await withTables(store);
+    const before = await namesOf.all(store.db, 'a');
+    await assert.rejects(
+      store.db.transaction().execute(async (trx) => {
+        await rename.all(trx, 1, 'uncommitted');
+        assert.deepEqual(await namesOf.all(trx, 'a'), [{ name: 'uncommitted' }, { name: 'two' }]);
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.deepEqual(await namesOf.all(store.db, 'a'), before);
+
+    // A change of a group commit that fails rolls back to its savepoint alone.
+    const trx = await store.db.startTransaction().execute();
+    const sp = await trx.savepoint('change').execute();
+    await rename.all(sp, 2, 'undone');
+    assert.deepEqual(await namesOf.all(sp, 'a'), [{ name: 'one' }, { name: 'undone' }]);
+    await sp.rollbackToSavepoint('change').execute();
+    await sp.releaseSavepoint('change').execute();
+    assert.deepEqual(await namesOf.all(trx, 'a'), before);
+    await trx.commit().execute();
+    assert.deepEqual(await namesOf.all(store.db, 'a'), before);
+  } finally {
+    await store.close();
+  }
+});
+
+test("another connection's commit is seen at the next turn of the event loop", async () => {
+  const file = join(dir, 'two-connections.sqlite3');
+  const server = openSqlite({ source: file });
+  const cli = openSqlite({ source: file });
+  try {
+    await withTables(server);
+    const before = await namesOf.all(server.db, 'a');
+    await rename.all(cli.db, 1, 'from the command line');
+    await nextTurn();
+    assert.deepEqual(await namesOf.all(server.db, 'a'), [
+      { name: 'from the command line' },
+      { name: 'two' },
+    ]);
+    assert.notEqual(before[0].name, 'from the command line');
+  } finally {
+    await cli.close();
+    await server.close();
+  }
+});
+
+test('every foreign key that acts on another table is listed in CASCADES', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await migrateToLatest(store.db as never, 'sqlite');
+    const raw = store.sqlite!;
+    const tables = raw
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+      .pluck()
+      .all() as string[];
+    const acting: Record<string, string[]> = {};
+    for (const table of tables) {
+      const keys = raw.prepare(`PRAGMA foreign_key_list("${table}")`).all() as Array<{
+        table: string;
+        on_update: string;
+        on_delete: string;
+      }>;
+      for (const key of keys) {
+        if (key.on_delete === 'NO ACTION' && key.on_update === 'NO ACTION') continue;
+        (acting[key.table] ??= []).push(table);
+      }
+    }
+    assert.deepEqual(acting, CASCADES);
+    const triggers = raw.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger'`).all();
+    assert.deepEqual(triggers, [], 'no trigger writes behind a statement');
+  } finally {
+    await store.close();
+  }
+});
+
+test('a cascade drops the reads of the tables it reaches', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await sql`PRAGMA foreign_keys = ON`.execute(store.db);
+    await sql`CREATE TABLE custom_profile_fields (id INTEGER PRIMARY KEY)`.execute(store.db);
+    await sql`CREATE TABLE custom_profile_field_values (field_id INTEGER NOT NULL REFERENCES custom_profile_fields (id) ON DELETE CASCADE, value TEXT)`.execute(
+      store.db,
+    );
+    await sql`INSERT INTO custom_profile_fields (id) VALUES (1)`.execute(store.db);
+    await sql`INSERT INTO custom_profile_field_values (field_id, value) VALUES (1, 'x')`.execute(
+      store.db,
+    );
+    const values = cachedQuery(1, (db: Q, fieldId: number) =>
+      db
+        .selectFrom('custom_profile_field_values' as never)
+        .select('value' as never)
+        .where('field_id' as never, '=', fieldId as never),
+    );
+    assert.deepEqual(await values.all(store.db, 1), [{ value: 'x' }]);
+    await sql`DELETE FROM custom_profile_fields WHERE id = 1`.execute(store.db);
+    assert.deepEqual(await values.all(store.db, 1), []);
+  } finally {
+    await store.close();
+  }
+});
