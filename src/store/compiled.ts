@@ -10,7 +10,7 @@
 // on the connection and joins the caller's transaction when given one.
 //
 // A read declared with `cachedQuery` keeps its rows, frozen, by its arguments, on SQLite, and gives
-// them again while no table it reads has been written by anyone (sqlite-writes.ts): the
+// them again while no table it reads has been written by anyone (table-writes.ts): the
 // channel, subscriptions, recipients, groups and muting rules a send checks are read far
 // more often than they change. On PostgreSQL, where writes by other processes are not
 // seen as they happen, it is an ordinary compiled query.
@@ -19,8 +19,9 @@
 // once, with placeholders, so any logic on an argument would be frozen at that first call.
 // Lists (`in`) change the SQL text with their length and are not for this helper.
 import type { CompiledQuery, Compilable, Kysely } from 'kysely';
-import { sqliteAtOnce } from './db.ts';
-import { tablesRead, writeTarget } from './sqlite-writes.ts';
+import { postgresReads, sqliteAtOnce } from './db.ts';
+import { READ_VERSION_TABLES } from './migrations/0012_read_versions.ts';
+import { tablesRead, writeTarget } from './table-writes.ts';
 import type { DB } from './schema.ts';
 
 /** Stands for the build function's argument at this position in the compiled parameters. */
@@ -40,9 +41,17 @@ export interface CompiledQueryRunner<A extends unknown[], R> {
 /** Kept reads per database: past this many, all are dropped and kept afresh. */
 const CACHED_READS_MAX = 10_000;
 
+/**
+ * The tables whose every change advances PostgreSQL's counter (migrations 0011 and 0012):
+ * a cached read of other tables is read afresh each time there.
+ */
+const POSTGRES_COUNTED = new Set<string>(['users', 'realms', ...READ_VERSION_TABLES]);
+
 interface KeptRead {
-  /** The connection's write count when the rows were read. */
+  /** The write count (table-writes.ts) when the read was sent. */
   at: number;
+  /** On PostgreSQL, the counter the read was made under. */
+  version: number | null;
   rows: readonly unknown[];
 }
 
@@ -90,34 +99,53 @@ function runnerOf<A extends unknown[], R>(
     return compiled;
   };
   let readTables: string[] | undefined;
+  let coveredOnPostgres = false;
   const keptByAdapter = new WeakMap<object, Map<unknown, KeptRead>>();
+  const keptFor = (db: Db): Map<unknown, KeptRead> => {
+    const adapter = db.getExecutor().adapter;
+    let kept = keptByAdapter.get(adapter);
+    if (!kept) keptByAdapter.set(adapter, (kept = new Map()));
+    if (kept.size >= CACHED_READS_MAX) kept.clear();
+    return kept;
+  };
   const run = async (db: Db, args: A): Promise<R[]> => {
     const compiled = compiledFor(db);
     const parameters = compiled.parameters.map((p) =>
       p instanceof Placeholder ? args[p.position] : p,
     );
     const conn = sqliteAtOnce(db);
-    if (!conn || !cached) {
-      const rows = conn
+    const fresh = async (): Promise<R[]> =>
+      conn
         ? (conn.run(compiled.sql, parameters) as R[])
         : (await db.executeQuery<R>({ ...compiled, parameters })).rows;
-      return cached ? frozen(rows) : rows;
-    }
+    if (!cached) return fresh();
     if (!readTables) {
       if (writeTarget(compiled.sql) !== undefined || !/^\s*(select|with)\b/i.test(compiled.sql))
         throw new Error('compiledQuery: only a read can be cached');
       readTables = tablesRead(compiled.sql);
+      coveredOnPostgres = readTables.every((t) => POSTGRES_COUNTED.has(t));
     }
-    const adapter = db.getExecutor().adapter;
-    let kept = keptByAdapter.get(adapter);
-    if (!kept) keptByAdapter.set(adapter, (kept = new Map()));
     const key = arity === 1 ? args[0] : JSON.stringify(args);
-    const at = conn.writeCount();
+    if (conn) {
+      const kept = keptFor(db);
+      const at = conn.writeCount();
+      const hit = kept.get(key);
+      if (hit && conn.unchangedSince(hit.at, readTables)) return hit.rows as R[];
+      const rows = frozen(await fresh());
+      kept.set(key, { at, version: null, rows });
+      return rows;
+    }
+    const pg = coveredOnPostgres ? postgresReads(db) : null;
+    const version = pg?.knownVersion() ?? null;
+    if (!pg || version === null) return frozen(await fresh());
+    const kept = keptFor(db);
+    const at = pg.writes.now();
     const hit = kept.get(key);
-    if (hit && conn.unchangedSince(hit.at, readTables)) return hit.rows as R[];
-    const rows = frozen(conn.run(compiled.sql, parameters) as R[]);
-    if (kept.size >= CACHED_READS_MAX) kept.clear();
-    kept.set(key, { at, rows });
+    if (hit && hit.version === version && pg.writes.unchangedSince(hit.at, readTables))
+      return hit.rows as R[];
+    const rows = frozen(await fresh());
+    // Kept only if no write of this process reached the tables while the read was out.
+    if (pg.writes.unchangedSince(at, readTables)) kept.set(key, { at, version, rows });
     return rows;
   };
   return {

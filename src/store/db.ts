@@ -14,7 +14,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
-import { TableWrites, writeTarget } from './sqlite-writes.ts';
+import { TableWrites, writeTarget } from './table-writes.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<DB>;
@@ -117,7 +117,7 @@ export function openSqlite(opts: SqliteOptions): Store {
 export interface SqliteAtOnce {
   /** Runs a statement now; its rows, none for a statement without RETURNING. */
   run(sql: string, parameters: readonly unknown[]): unknown[];
-  /** Advances with every write, rollback and other connection's commit (sqlite-writes.ts). */
+  /** Advances with every write, rollback and other connection's commit (table-writes.ts). */
   writeCount(): number;
   /** Whether none of these tables may have been written since the count was `at`. */
   unchangedSince(at: number, tables: readonly string[]): boolean;
@@ -260,33 +260,123 @@ export function openPostgres(opts: PostgresOptions): Store {
     max: opts.max ?? 10,
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: firstResultPool(pool) }) });
+  const writes = new TableWrites();
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool: firstResultPool(pool, writes) }),
+  });
   // The requests one turn of the event loop serves are concurrent, so they share one read of
   // the counter, as SQLite's data_version is read once a turn. Read before the rows it
   // vouches for: a change committed in between makes the kept rows look older, never newer.
   let thisTurn: Promise<number | null> | null = null;
-  const readCounter = (): Promise<number | null> =>
-    pool.query<{ n: number }>('select n from accounts_version').then(
-      (result) => (result.rows.length === 1 ? result.rows[0].n : null),
+  let lastRead: { version: number | null; at: number } = { version: null, at: 0 };
+  const readCounter = (): Promise<number | null> => {
+    const started = performance.now();
+    return pool.query<{ n: number }>('select n from accounts_version').then(
+      (result) => {
+        const version = result.rows.length === 1 ? result.rows[0].n : null;
+        if (started >= lastRead.at) lastRead = { version, at: started };
+        return version;
+      },
       // Before the migration, or with no connection to be had: the rows are read instead.
       () => null,
     );
+  };
+  const accountsVersion = (): Promise<number | null> => {
+    if (thisTurn === null) {
+      thisTurn = readCounter();
+      setImmediate(() => (thisTurn = null));
+    }
+    return thisTurn;
+  };
+  postgresByAdapter.set(db.getExecutor().adapter, {
+    writes,
+    knownVersion() {
+      // Keeps the counter read once a turn even where no request asks for it (a worker).
+      void accountsVersion();
+      return performance.now() - lastRead.at <= KNOWN_VERSION_MS ? lastRead.version : null;
+    },
+  });
   return {
     db,
     dialect: 'postgres',
     sqlite: null,
     schema: opts.schema,
-    accountsVersion() {
-      if (thisTurn === null) {
-        thisTurn = readCounter();
-        setImmediate(() => (thisTurn = null));
-      }
-      return thisTurn;
-    },
+    accountsVersion,
     async close() {
       await db.destroy();
     },
   };
+}
+
+/** How long a read of the counter vouches for kept reads on PostgreSQL. */
+const KNOWN_VERSION_MS = 100;
+
+/** What cached reads on PostgreSQL need to know (compiled.ts). */
+export interface PostgresReads {
+  /** This process's writes, pending while their transactions are open. */
+  writes: TableWrites;
+  /**
+   * The counter of migrations 0011 and 0012 as last read, if that read started within the
+   * last 100 ms (under load, in this turn of the event loop or the last); null otherwise.
+   * Never a new read to wait for: a transaction holding a pool connection that waited for
+   * another connection could wait for ever.
+   */
+  knownVersion(): number | null;
+}
+
+const postgresByAdapter = new WeakMap<object, PostgresReads>();
+
+/** The PostgreSQL bookkeeping behind db, or null on SQLite. */
+export function postgresReads(db: Q): PostgresReads | null {
+  return postgresByAdapter.get(db.getExecutor().adapter) ?? null;
+}
+
+const TRANSACTION_START = /^\s*(?:begin|start\s+transaction)\b/i;
+const TRANSACTION_END = /(?:^|;)\s*(?:commit|rollback|end|abort)\s*;?\s*$/i;
+const ROLLBACK_TO = /^\s*rollback\s+to\b/i;
+const NOT_WRITING = /^\s*(?:select|savepoint|release|show|set|rollback\s+to)\b/i;
+const WRITING_WORD = /\b(?:insert|update|delete|merge|truncate)\b/i;
+
+/**
+ * The tables one pool connection's open transaction has written, pending in TableWrites
+ * until it ends (a statement outside a transaction is one of its own).
+ */
+export class PostgresTransactionWrites {
+  private open = false;
+  private readonly written = new Set<string | undefined>();
+
+  constructor(private readonly writes: TableWrites) {}
+
+  /** A statement is sent; whether its answer ends the transaction. */
+  starting(text: string): boolean {
+    if (TRANSACTION_START.test(text)) this.open = true;
+    if (ROLLBACK_TO.test(text)) this.writes.noteRollback();
+    if (!this.isRead(text)) {
+      const table = writeTarget(text);
+      if (!this.written.has(table)) {
+        this.written.add(table);
+        this.writes.startWriting(table);
+      }
+    }
+    return !this.open || TRANSACTION_END.test(text);
+  }
+
+  private isRead(text: string): boolean {
+    if (TRANSACTION_START.test(text) || TRANSACTION_END.test(text)) {
+      // `<statement>; commit` (commitOnPostgres) writes what its statement writes.
+      const first = text.split(';')[0];
+      return first === text || this.isRead(first);
+    }
+    if (NOT_WRITING.test(text)) return true;
+    return /^\s*with\b/i.test(text) && !WRITING_WORD.test(text);
+  }
+
+  /** The transaction (or the statement of its own) is over, committed or not. */
+  ended(): void {
+    for (const table of this.written) this.writes.endWriting(table);
+    this.written.clear();
+    this.open = false;
+  }
 }
 
 /**
@@ -295,18 +385,30 @@ export function openPostgres(opts: PostgresOptions): Store {
  * statement and Kysely would find no rows. commitOnPostgres sends its last statement and
  * the COMMIT that way, in one round trip.
  */
-function firstResultPool(pool: pg.Pool): PostgresPool {
+function firstResultPool(pool: pg.Pool, writes: TableWrites): PostgresPool {
   return {
     async connect() {
       const client = await pool.connect();
+      const tx = new PostgresTransactionWrites(writes);
       return {
         query: ((text: unknown, parameters?: readonly unknown[]) => {
           if (typeof text !== 'string') return client.query(text as never);
-          return client
-            .query(text, parameters as unknown[])
-            .then((r: pg.QueryResult | pg.QueryResult[]) => (Array.isArray(r) ? r[0] : r));
+          const ends = tx.starting(text);
+          return client.query(text, parameters as unknown[]).then(
+            (r: pg.QueryResult | pg.QueryResult[]) => {
+              if (ends) tx.ended();
+              return Array.isArray(r) ? r[0] : r;
+            },
+            (err: unknown) => {
+              if (ends) tx.ended();
+              throw err;
+            },
+          );
         }) as never,
-        release: () => client.release(),
+        release: () => {
+          tx.ended();
+          client.release();
+        },
       };
     },
     end: () => pool.end(),

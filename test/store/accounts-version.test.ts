@@ -132,7 +132,11 @@ describe('the PostgreSQL accounts version', { skip: pgSkip }, () => {
     const v0 = await version();
     const turn = t.ctx.store.accountsVersion();
     assert.equal(t.ctx.store.accountsVersion(), turn, 'one read shared by a turn');
-    await db().updateTable('channels').set({ description: 'other table' }).execute();
+    await db()
+      .updateTable('recipients')
+      .set({ direct_key: null })
+      .where('channel_id', 'is not', null)
+      .execute();
     await sql`SELECT * FROM users`.execute(db());
     await db()
       .transaction()

@@ -6,23 +6,32 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
-import { sql } from 'kysely';
+import { after, afterEach, beforeEach, describe, test } from 'node:test';
+import { sql, type Kysely } from 'kysely';
 import { cachedQuery, compiledQuery } from '../../src/store/compiled.ts';
-import { openSqlite, type Q, type Store } from '../../src/store/db.ts';
+import { getChannel } from '../../src/store/channels.ts';
+import { openPostgres, openSqlite, type Q, type Store } from '../../src/store/db.ts';
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
-import { CASCADES } from '../../src/store/sqlite-writes.ts';
+import { CASCADES } from '../../src/store/table-writes.ts';
+import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
+
+const pgSkip = TEST_DATABASE_URL ? false : 'PARLEY_TEST_DATABASE_URL is not set';
 
 const dir = mkdtempSync(join(tmpdir(), 'parley-cached-reads-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const namesOf = cachedQuery(1, (db: Q, kind: string) =>
-  db
-    .selectFrom('t' as never)
-    .innerJoin('k' as never, 'k.id' as never, 't.kind' as never)
-    .select('t.name' as never)
-    .where('k.name' as never, '=', kind as never)
-    .orderBy('t.id' as never),
+// Tables of the test's own: the queries are built on an untyped view of the database.
+type Loose = Kysely<Record<string, Record<string, unknown>>>;
+
+const namesOf = cachedQuery<[string], { name: string }>(
+  1,
+  (db: Q, kind: string) =>
+    (db as unknown as Loose)
+      .selectFrom('t')
+      .innerJoin('k', 'k.id', 't.kind')
+      .select('t.name')
+      .where('k.name', '=', kind)
+      .orderBy('t.id') as never,
 );
 const rename = compiledQuery(2, (db: Q, id: number, name: string) =>
   db
@@ -182,4 +191,75 @@ test('a cascade drops the reads of the tables it reaches', async () => {
   } finally {
     await store.close();
   }
+});
+
+// On PostgreSQL a cached read is kept under the counter of migrations 0011 and 0012, read
+// once per turn, and while no transaction of this process that wrote its tables is open.
+describe('cached reads on PostgreSQL', { skip: pgSkip }, () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await buildTestApp();
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+  const db = () => t.ctx.store.db;
+  const channelId = () => t.fx.channels.general.id;
+  // A request reads the counter first (authentication); the reads after it rely on that.
+  const request = async () => {
+    await nextTurn();
+    await t.ctx.store.accountsVersion();
+  };
+  const read = () => getChannel(db(), t.fx.realm.id, channelId());
+  const describeChannel = (q: Q, description: string) =>
+    q.updateTable('channels').set({ description }).where('id', '=', channelId()).execute();
+
+  test('kept while nothing changes; a write by this process or another shows next', async () => {
+    await request();
+    const first = await read();
+    assert.equal(await read(), first, 'the same row again');
+    await describeChannel(db(), 'by this process');
+    assert.equal((await read())!.description, 'by this process', 'at once');
+
+    const other = openPostgres({ url: TEST_DATABASE_URL!, schema: t.ctx.store.schema, max: 1 });
+    try {
+      await request();
+      const kept = await read();
+      assert.equal(await read(), kept);
+      await describeChannel(other.db, 'by another process');
+      await request();
+      assert.equal((await read())!.description, 'by another process', 'from the next request');
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('an open transaction keeps its writes to itself; a rollback leaves the old rows', async () => {
+    await request();
+    const before = await read();
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        await describeChannel(trx, 'not committed');
+        assert.equal(
+          (await getChannel(trx, t.fx.realm.id, channelId()))!.description,
+          'not committed',
+        );
+        const outside = await read();
+        assert.equal(outside!.description, before!.description, 'outside: the committed row');
+      });
+    await request();
+    assert.equal((await read())!.description, 'not committed');
+
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        await describeChannel(trx, 'rolled back');
+        await getChannel(trx, t.fx.realm.id, channelId());
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
+    await request();
+    assert.equal((await read())!.description, 'not committed');
+  });
 });

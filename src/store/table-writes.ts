@@ -20,9 +20,13 @@ export function writeTarget(sql: string): string | undefined {
   return WRITE_TARGET.exec(sql)?.[1]?.toLowerCase();
 }
 
-/** The tables (and common table expressions) a query names after FROM or JOIN. */
+const CTE_NAME = /(?:\bwith\s+(?:recursive\s+)?|\)\s*,\s*)"?(\w+)"?\s+as\s*\(/gi;
+
+/** The tables a query names after FROM or JOIN, not counting its common table expressions. */
 export function tablesRead(sql: string): string[] {
-  return [...new Set(Array.from(sql.matchAll(READ_TABLE), (m) => m[1].toLowerCase()))];
+  const ctes = new Set(Array.from(sql.matchAll(CTE_NAME), (m) => m[1].toLowerCase()));
+  const named = Array.from(sql.matchAll(READ_TABLE), (m) => m[1].toLowerCase());
+  return [...new Set(named)].filter((t) => !ctes.has(t));
 }
 
 /** Tables whose rows a delete in the key's table changes too (ON DELETE CASCADE). */
@@ -53,7 +57,7 @@ export class TableWrites {
     for (const child of CASCADES[table] ?? []) this.tableAt.set(child, this.count);
   }
 
-  /** Another connection committed (data_version moved). */
+  /** Another connection committed (SQLite's data_version moved). */
   noteOtherConnection(): void {
     this.everyTableAt = ++this.count;
   }
@@ -64,8 +68,49 @@ export class TableWrites {
 
   /** Whether no write may have reached these tables since the count was `at`. */
   unchangedSince(at: number, tables: readonly string[]): boolean {
-    if (this.everyTableAt > at) return false;
-    for (const table of tables) if ((this.tableAt.get(table) ?? 0) > at) return false;
+    if (this.everyTableAt > at || this.pendingEverywhere > 0) return false;
+    for (const table of tables) {
+      if ((this.tableAt.get(table) ?? 0) > at || (this.pending.get(table) ?? 0) > 0) return false;
+    }
     return true;
+  }
+
+  // PostgreSQL runs transactions side by side: a table written by a transaction that has not
+  // ended is "pending", and no read of it is reused or kept meanwhile (it might see the
+  // uncommitted rows, or keep rows the commit is about to change). Its end counts as a write.
+  private readonly pending = new Map<string, number>();
+  private pendingEverywhere = 0;
+
+  /** A transaction (or a statement of its own) starts writing the table; undefined: any. */
+  startWriting(table: string | undefined): void {
+    this.count++;
+    if (table === undefined) {
+      this.pendingEverywhere++;
+      this.everyTableAt = this.count;
+      return;
+    }
+    for (const t of [table, ...(CASCADES[table] ?? [])]) {
+      this.pending.set(t, (this.pending.get(t) ?? 0) + 1);
+      this.tableAt.set(t, this.count);
+    }
+  }
+
+  /** The transaction that wrote the table ended, committed or not. */
+  endWriting(table: string | undefined): void {
+    this.count++;
+    if (table === undefined) {
+      this.pendingEverywhere--;
+      this.everyTableAt = this.count;
+      return;
+    }
+    for (const t of [table, ...(CASCADES[table] ?? [])]) {
+      this.pending.set(t, (this.pending.get(t) ?? 1) - 1);
+      this.tableAt.set(t, this.count);
+    }
+  }
+
+  /** A rollback to a savepoint: whatever was read inside the transaction may be undone. */
+  noteRollback(): void {
+    this.everyTableAt = ++this.count;
   }
 }
