@@ -22,8 +22,16 @@ export function writeTarget(sql: string): string | undefined {
 
 const CTE_NAME = /(?:\bwith\s+(?:recursive\s+)?|\)\s*,\s*)"?(\w+)"?\s+as\s*\(/gi;
 
-/** The tables a query names after FROM or JOIN, not counting its common table expressions. */
+// `FROM a, b` names b after a comma, where READ_TABLE does not look.
+const COMMA_JOIN = /\bfrom\s+"?\w+"?(?:\s+(?:as\s+)?"?\w+"?)?\s*,/i;
+
+/**
+ * The tables a query names after FROM or JOIN, not counting its common table expressions.
+ * A query that lists tables after a comma is refused: a table missed here would let a read
+ * be reused after that table changed.
+ */
 export function tablesRead(sql: string): string[] {
+  if (COMMA_JOIN.test(sql)) throw new Error('tablesRead: join tables with JOIN, not a comma');
   const ctes = new Set(Array.from(sql.matchAll(CTE_NAME), (m) => m[1].toLowerCase()));
   const named = Array.from(sql.matchAll(READ_TABLE), (m) => m[1].toLowerCase());
   return [...new Set(named)].filter((t) => !ctes.has(t));

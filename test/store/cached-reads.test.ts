@@ -12,7 +12,7 @@ import { cachedQuery, compiledQuery } from '../../src/store/compiled.ts';
 import { getChannel } from '../../src/store/channels.ts';
 import { openPostgres, openSqlite, type Q, type Store } from '../../src/store/db.ts';
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
-import { CASCADES } from '../../src/store/table-writes.ts';
+import { CASCADES, tablesRead } from '../../src/store/table-writes.ts';
 import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
 
 const pgSkip = TEST_DATABASE_URL ? false : 'PARLEY_TEST_DATABASE_URL is not set';
@@ -135,6 +135,44 @@ test("another connection's commit is seen at the next turn of the event loop", a
   } finally {
     await cli.close();
     await server.close();
+  }
+});
+
+test('the tables a read names are found, and a read that lists them with a comma is refused', async () => {
+  assert.deepEqual(
+    tablesRead(
+      'with recursive "g" as (select "group_id" as "id" from "members" union select "s"."group_id" from "subgroups" as "s" inner join "g" on "g"."id" = "s"."subgroup_id") select "id" from "g"',
+    ),
+    ['members', 'subgroups'],
+  );
+  assert.deepEqual(
+    tablesRead(
+      'select "t"."name", "k"."name" from "t" inner join "k" on "k"."id" = "t"."kind" order by "t"."id", "k"."id"',
+    ),
+    ['t', 'k'],
+  );
+  for (const sql of [
+    'select * from "t", "k"',
+    'select * from "t" as "x" , "k"',
+    'select * from t x, k',
+  ]) {
+    assert.throws(() => tablesRead(sql), /not a comma/, sql);
+  }
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await withTables(store);
+    const commaJoined = cachedQuery(
+      1,
+      (db: Q, kind: string) =>
+        (db as unknown as Loose)
+          .selectFrom(['t', 'k'])
+          .select('t.name')
+          .whereRef('k.id', '=', 't.kind')
+          .where('k.name', '=', kind) as never,
+    );
+    await assert.rejects(commaJoined.all(store.db, 'a'), /not a comma/);
+  } finally {
+    await store.close();
   }
 });
 
