@@ -352,13 +352,21 @@ export async function firstMessageIds(
 ): Promise<Map<number, number | null>> {
   const out = new Map<number, number | null>(channelIds.map((id) => [id, null]));
   if (channelIds.length === 0) return out;
+  // One look into the channel index per channel: grouping the messages of all of them
+  // would read every message of every channel (a register presents them all).
   const rows = await db
-    .selectFrom('messages')
-    .select(['channel_id', (eb) => eb.fn.min<number>('id').as('first_id')])
-    .where('channel_id', 'in', channelIds)
-    .groupBy('channel_id')
+    .selectFrom('channels as c')
+    .select((eb) => [
+      'c.id',
+      eb
+        .selectFrom('messages as m')
+        .select((m) => m.fn.min<number>('m.id').as('first'))
+        .whereRef('m.channel_id', '=', 'c.id')
+        .as('first_id'),
+    ])
+    .where('c.id', 'in', channelIds)
     .execute();
-  for (const r of rows) if (r.channel_id !== null) out.set(r.channel_id, r.first_id);
+  for (const r of rows) if (r.first_id !== null) out.set(r.id, Number(r.first_id));
   return out;
 }
 

@@ -13,6 +13,7 @@ import * as m0009 from './0009_muted_by.ts';
 import * as m0010 from './0010_read_paths.ts';
 import * as m0011 from './0011_accounts_version.ts';
 import * as m0012 from './0012_read_versions.ts';
+import * as m0013 from './0013_channel_messages.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
@@ -29,6 +30,7 @@ const MIGRATIONS: Array<[string, Up]> = [
   ['0010_read_paths', m0010.up],
   ['0011_accounts_version', m0011.up],
   ['0012_read_versions', m0012.up],
+  ['0013_channel_messages', m0013.up],
 ];
 
 export async function migrateToLatest(
