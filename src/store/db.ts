@@ -141,21 +141,14 @@ export function sqliteAtOnce(db: Q): SqliteAtOnce | null {
   return known;
 }
 
-/** The commit sequence every evented change advances (realms.ts nextEventSeq). */
-const EVENT_SEQ_ONLY =
-  /^\s*update\s+"?realms"?\s+set\s+"?event_seq"?\s*=\s*"?event_seq"?\s*\+\s*\?\s+where\s+"?id"?\s*=\s*\?\s+returning\s+"?event_seq"?\s*$/i;
-
 /**
  * Whether a writing statement may change a users or realms row as their readers see it: any
  * whose target table is not recognised counts. No other table's write reaches them (no
- * triggers, and no foreign key of theirs acts on delete). Advancing a realm's event
- * sequence does not count: every change does it, and the sequence is only ever read by its
- * own query, never from a realm row read earlier.
+ * triggers, and no foreign key of theirs acts on delete).
  */
 export function mayWriteAccounts(sql: string): boolean {
   const table = writeTarget(sql);
-  if (table === 'realms') return !EVENT_SEQ_ONLY.test(sql);
-  return table === undefined || table === 'users';
+  return table === undefined || table === 'users' || table === 'realms';
 }
 
 /** Distinct SQL texts whose prepared statements are kept; the builders produce a few hundred. */

@@ -35,14 +35,19 @@ export async function updateRealm(
   await db.updateTable('realms').set(changes).where('id', '=', id).execute();
 }
 
-/** Advance the realm's commit sequence; the row lock orders evented commits of one realm. */
-// Not counted as a change of the realm row by the accounts version (db.ts mayWriteAccounts):
-// event_seq is read only through currentEventSeq and nextEventSeq.
+/**
+ * Advance the realm's commit sequence; the row lock orders evented commits of one realm. The
+ * row is made by the realm's first evented change (migration 0014).
+ */
 const advanceEventSeq = compiledQuery(1, (db, realmId: number) =>
   db
-    .updateTable('realms')
-    .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
-    .where('id', '=', realmId)
+    .insertInto('realm_event_seqs')
+    .values({ realm_id: realmId, event_seq: 1 })
+    .onConflict((oc) =>
+      oc
+        .column('realm_id')
+        .doUpdateSet((eb) => ({ event_seq: eb('realm_event_seqs.event_seq', '+', 1) })),
+    )
     .returning('event_seq'),
 );
 
@@ -58,7 +63,7 @@ export async function nextEventSeq(db: Q, realmId: number): Promise<number> {
  */
 export function advanceEventSeqStatement(realmId: number): string {
   if (!Number.isSafeInteger(realmId)) throw new Error(`not a realm id: ${realmId}`);
-  return `update "realms" set "event_seq" = "event_seq" + 1 where "id" = ${realmId} returning "event_seq"`;
+  return `insert into "realm_event_seqs" ("realm_id", "event_seq") values (${realmId}, 1) on conflict ("realm_id") do update set "event_seq" = "realm_event_seqs"."event_seq" + 1 returning "event_seq"`;
 }
 
 export function eventSeqOf(rows: unknown[], realmId: number): number {
@@ -67,11 +72,12 @@ export function eventSeqOf(rows: unknown[], realmId: number): number {
   return Number(row.event_seq);
 }
 
+/** The realm's commit sequence; 0 before its first evented change. */
 export async function currentEventSeq(db: Q, realmId: number): Promise<number> {
   const row = await db
-    .selectFrom('realms')
+    .selectFrom('realm_event_seqs')
     .select('event_seq')
-    .where('id', '=', realmId)
-    .executeTakeFirstOrThrow();
-  return Number(row.event_seq);
+    .where('realm_id', '=', realmId)
+    .executeTakeFirst();
+  return row === undefined ? 0 : Number(row.event_seq);
 }

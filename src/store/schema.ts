@@ -13,8 +13,12 @@ export interface RealmTable {
   date_created: number;
   deactivated: number;
   settings: string;
-  /** Commit sequence of the realm's evented changes (see actions/transaction.ts). */
-  event_seq: Generated<number>;
+}
+
+/** Commit sequence of a realm's evented changes (see actions/transaction.ts). */
+export interface RealmEventSeqTable {
+  realm_id: number;
+  event_seq: number;
 }
 
 export interface UserTable {
@@ -339,6 +343,7 @@ export interface OutgoingWebhookDeliveryTable {
 export interface DB {
   outgoing_webhook_deliveries: OutgoingWebhookDeliveryTable;
   realms: RealmTable;
+  realm_event_seqs: RealmEventSeqTable;
   users: UserTable;
   bot_services: BotServiceTable;
   bot_config_data: BotConfigDataTable;

@@ -118,6 +118,6 @@ test('a realm id that is not an integer is refused before any SQL is made of it'
   assert.throws(() => advanceEventSeqStatement(Number.NaN), /not a realm id: NaN/);
   assert.equal(
     advanceEventSeqStatement(7),
-    'update "realms" set "event_seq" = "event_seq" + 1 where "id" = 7 returning "event_seq"',
+    'insert into "realm_event_seqs" ("realm_id", "event_seq") values (7, 1) on conflict ("realm_id") do update set "event_seq" = "realm_event_seqs"."event_seq" + 1 returning "event_seq"',
   );
 });

@@ -14,6 +14,7 @@ import * as m0010 from './0010_read_paths.ts';
 import * as m0011 from './0011_accounts_version.ts';
 import * as m0012 from './0012_read_versions.ts';
 import * as m0013 from './0013_channel_messages.ts';
+import * as m0014 from './0014_event_sequences.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
@@ -31,6 +32,7 @@ const MIGRATIONS: Array<[string, Up]> = [
   ['0011_accounts_version', m0011.up],
   ['0012_read_versions', m0012.up],
   ['0013_channel_messages', m0013.up],
+  ['0014_event_sequences', m0014.up],
 ];
 
 export async function migrateToLatest(
