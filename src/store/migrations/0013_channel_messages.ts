@@ -9,8 +9,10 @@ import type { Kysely } from 'kysely';
 import type { MigrationDialect } from './helpers.ts';
 
 export async function up(db: Kysely<unknown>, _dialect: MigrationDialect): Promise<void> {
+  // An operator may have built it already, concurrently (docs/deploying.md).
   await db.schema
     .createIndex('messages_channel')
+    .ifNotExists()
     .on('messages')
     .columns(['channel_id', 'id'])
     .execute();
