@@ -9,11 +9,12 @@
 // holds it (db.ts sqliteAtOnce); otherwise through Kysely's executor, which takes its turn
 // on the connection and joins the caller's transaction when given one.
 //
-// A read declared with `cachedQuery` keeps its rows, frozen, by its arguments, on SQLite, and gives
-// them again while no table it reads has been written by anyone (table-writes.ts): the
+// A read declared with `cachedQuery` keeps its rows, frozen, by its arguments, and gives them
+// again while no table it reads may have been written by anyone (table-writes.ts): the
 // channel, subscriptions, recipients, groups and muting rules a send checks are read far
-// more often than they change. On PostgreSQL, where writes by other processes are not
-// seen as they happen, it is an ordinary compiled query.
+// more often than they change. On PostgreSQL other processes' writes are seen through the
+// accounts counter (migrations 0011 and 0012), so a read of a table the counter does not
+// follow is read afresh each time there.
 //
 // The build function must use its arguments only as values (in where, set, values): it runs
 // once, with placeholders, so any logic on an argument would be frozen at that first call.

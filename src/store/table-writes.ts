@@ -1,6 +1,7 @@
-// Which tables this process's SQLite connection has written, and when, so that the rows a
-// read returned can be reused while none of the tables it reads has been written since
-// (compiled.ts, `cached` queries).
+// Which tables this process has written, and when, so that the rows a read returned can be
+// reused while none of the tables it reads has been written since (compiled.ts, `cached`
+// queries). PostgreSQL's transactions run side by side and have a part of their own below
+// ("pending"); what follows here is SQLite's.
 //
 // Every statement run through Kysely or a compiled query is prepared on the connection
 // first (db.ts, reusingStatements), and that is where a write is counted: before it runs, so
