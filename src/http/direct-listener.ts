@@ -26,6 +26,7 @@ import { parse as parseQuery } from 'node:querystring';
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { parseParams, type JsonSchema } from '../lib/params.ts';
+import { KeptValues } from '../store/kept-values.ts';
 import { authenticateBasic } from './auth.ts';
 import { errorHeaders, toClientError } from './errors.ts';
 import type { HeaderSink, LimitedRequest, RateLimiter } from './rate-limit.ts';
@@ -37,7 +38,7 @@ import {
   successText,
   writeJson,
   type AnyRoute,
-  type HandlerResult,
+  type RawReply,
 } from './route.ts';
 import { GetEventsParamsSchema, PollAnswer } from './routes/events.ts';
 
@@ -68,10 +69,21 @@ class HeaderBag implements HeaderSink {
   }
 }
 
+/** Kept answers per route (a few hundred bytes each for GET /users/me), at most. */
+const KEPT_ANSWERS_LIMITS = {
+  entries: 10_000,
+  weight: 16 * 1024 * 1024,
+  weigh: (answer: Answer): number => (typeof answer === 'string' ? answer.length : 0),
+};
+
+type Answer = string | RawReply;
+
 export class DirectListener {
   private open = true;
   /** The routes taken here besides GET /events, by full path. */
   private readonly routes = new Map<string, AnyRoute>();
+  /** Answers of the routes that keep them, by caller and query string. */
+  private readonly keptAnswers = new Map<AnyRoute, KeptValues<string, Answer>>();
 
   constructor(
     private readonly ctx: AppContext,
@@ -81,7 +93,11 @@ export class DirectListener {
     for (const spec of routes) {
       const path = `${API_PREFIX}${spec.url}`;
       if (spec.method !== 'GET' || spec.auth !== 'user' || spec.url.includes(':')) continue;
-      if (path !== EVENTS_PATH) this.routes.set(path, spec);
+      if (path === EVENTS_PATH) continue;
+      this.routes.set(path, spec);
+      // The caller's users and realms rows were read by authentication, before the work.
+      if (spec.keepsAnswer)
+        this.keptAnswers.set(spec, new KeptValues(['users', 'realms'], KEPT_ANSWERS_LIMITS));
     }
   }
 
@@ -156,39 +172,47 @@ export class DirectListener {
     headers: HeaderBag,
     query: string,
   ): void {
-    let parsed: { values: Record<string, unknown>; ignored: string[] };
-    let answer: Promise<HandlerResult>;
+    const kept = this.keptAnswers.get(spec);
+    const key = kept ? `${actor.user.id}?${query}` : '';
+    const known = kept?.get(this.ctx.db, key);
+    if (known !== undefined) return this.answer(res, headers, known);
+    let answer: Promise<Answer>;
     try {
-      parsed = parseRouteParams(spec, collectQueryValues(parseQuery(query)));
-      answer = spec.handler({
-        ctx: this.ctx,
-        params: parsed.values,
-        path: {},
-        actor,
-        realm: actor.realm,
-        files: [],
-        headers: req.headers,
-        res,
-        ignored: parsed.ignored,
-      });
+      const parsed = parseRouteParams(spec, collectQueryValues(parseQuery(query)));
+      const work = async (): Promise<Answer> => {
+        const result = await spec.handler({
+          ctx: this.ctx,
+          params: parsed.values,
+          path: {},
+          actor,
+          realm: actor.realm,
+          files: [],
+          headers: req.headers,
+          res,
+          ignored: parsed.ignored,
+        });
+        return isRaw(result) ? result : successText(result, parsed.ignored);
+      };
+      answer = kept ? kept.work(this.ctx.db, key, work, isText) : work();
     } catch (err) {
       return this.fail(res, headers, err);
     }
     answer.then(
-      (result) => {
-        if (!isRaw(result))
-          return writeJson(res, 200, headers.all, successText(result, parsed.ignored));
-        if (res.destroyed) return;
-        res.writeHead(result.status ?? 200, {
-          ...headers.all,
-          ...result.headers,
-          'content-type': result.contentType,
-          'content-length': Buffer.byteLength(result.body),
-        });
-        res.end(result.body);
-      },
+      (result) => this.answer(res, headers, result),
       (err: unknown) => this.fail(res, headers, err),
     );
+  }
+
+  private answer(res: ServerResponse, headers: HeaderBag, answer: Answer): void {
+    if (typeof answer === 'string') return writeJson(res, 200, headers.all, answer);
+    if (res.destroyed) return;
+    res.writeHead(answer.status ?? 200, {
+      ...headers.all,
+      ...answer.headers,
+      'content-type': answer.contentType,
+      'content-length': Buffer.byteLength(answer.body),
+    });
+    res.end(answer.body);
   }
 
   fail(res: ServerResponse, headers: HeaderBag, err: unknown): void {
@@ -197,6 +221,10 @@ export class DirectListener {
     Object.assign(headers.all, errorHeaders(known));
     writeJson(res, known.httpStatus, headers.all, JSON.stringify(known.toJSON()));
   }
+}
+
+function isText(answer: Answer): answer is string {
+  return typeof answer === 'string';
 }
 
 /** A parked poll's answer, written when its queue answers; only what that needs stays alive. */

@@ -56,6 +56,12 @@ export interface RouteSpec<P extends TObject, A extends AuthMode> {
   path?: TObject;
   /** Largest uploaded file accepted (multipart routes). */
   maxFileBytes?: number;
+  /**
+   * The answer depends on nothing but the caller, the query string and database rows (no
+   * clock, no headers, no process memory): a plain GET's answer is then kept per caller and
+   * query while no table it read is written (http/direct-listener.ts, store/kept-values.ts).
+   */
+  keepsAnswer?: boolean;
   handler: (input: RouteInput<Static<P>, A>) => Promise<HandlerResult>;
 }
 

@@ -131,7 +131,10 @@ function runnerOf<A extends unknown[], R>(
       const kept = keptFor(db);
       const at = conn.writeCount();
       const hit = kept.get(key);
-      if (hit && conn.unchangedSince(hit.at, readTables)) return hit.rows as R[];
+      if (hit && conn.unchangedSince(hit.at, readTables)) {
+        conn.noteRead(readTables);
+        return hit.rows as R[];
+      }
       const rows = frozen(await fresh());
       kept.set(key, { at, version: null, rows });
       return rows;

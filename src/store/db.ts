@@ -98,6 +98,9 @@ export function openSqlite(opts: SqliteOptions): Store {
       return writes.now();
     },
     unchangedSince: (at, tables) => writes.unchangedSince(at, tables),
+    startReading: () => writes.startReading(),
+    stopReading: (tables) => writes.stopReading(tables),
+    noteRead: (tables) => writes.noteRead(tables),
   });
   return {
     db,
@@ -121,6 +124,11 @@ export interface SqliteAtOnce {
   writeCount(): number;
   /** Whether none of these tables may have been written since the count was `at`. */
   unchangedSince(at: number, tables: readonly string[]): boolean;
+  /** Gathers the tables every statement names from now on (table-writes.ts). */
+  startReading(): Set<string>;
+  stopReading(tables: Set<string>): void;
+  /** Tables read without running a statement (a kept read given again). */
+  noteRead(tables: readonly string[]): void;
 }
 
 /** Each SQLite Kysely instance's connection, by the adapter it shares with its transactions. */
@@ -139,6 +147,11 @@ export function sqliteAtOnce(db: Q): SqliteAtOnce | null {
   const known = sqliteByAdapter.get(db.getExecutor().adapter);
   if (!known || (!db.isTransaction && known.sqlite.inTransaction)) return null;
   return known;
+}
+
+/** The SQLite connection behind db, transaction or not; null on PostgreSQL. */
+export function sqliteConnection(db: Q): SqliteAtOnce | null {
+  return sqliteByAdapter.get(db.getExecutor().adapter) ?? null;
 }
 
 /**

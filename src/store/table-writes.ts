@@ -38,6 +38,22 @@ export function tablesRead(sql: string): string[] {
   return [...new Set(named)].filter((t) => !ctes.has(t));
 }
 
+/** Stands for every table: a statement whose tables could not be told. */
+export const ANY_TABLE = '*';
+
+/** The tables a statement reads or writes; ANY_TABLE when they cannot be told apart. */
+function tablesNamed(sql: string): string[] {
+  let tables: string[];
+  try {
+    tables = tablesRead(sql);
+  } catch {
+    return [ANY_TABLE];
+  }
+  const target = writeTarget(sql);
+  if (target !== undefined) tables.push(target);
+  return tables;
+}
+
 /** Tables whose rows a delete in the key's table changes too (ON DELETE CASCADE). */
 export const CASCADES: Readonly<Record<string, readonly string[]>> = {
   custom_profile_fields: ['custom_profile_field_values'],
@@ -51,6 +67,7 @@ export class TableWrites {
 
   /** A statement is about to run on the connection. */
   noteStatement(sql: string, readonly: boolean): void {
+    if (this.readers.size > 0) this.noteRead(tablesNamed(sql));
     if (readonly) {
       // ROLLBACK and ROLLBACK TO count as reading statements.
       if (ROLLBACK.test(sql)) this.everyTableAt = ++this.count;
@@ -64,6 +81,26 @@ export class TableWrites {
     }
     this.tableAt.set(table, this.count);
     for (const child of CASCADES[table] ?? []) this.tableAt.set(child, this.count);
+  }
+
+  // Tables read while a kept value is being worked out (kept-values.ts), by any caller: the
+  // value's own reads are among them, and another caller's only make it go stale sooner.
+  private readonly readers = new Set<Set<string>>();
+
+  /** From now on, every table a statement names (or a kept read reuses) joins the set. */
+  startReading(): Set<string> {
+    const tables = new Set<string>();
+    this.readers.add(tables);
+    return tables;
+  }
+
+  stopReading(tables: Set<string>): void {
+    this.readers.delete(tables);
+  }
+
+  /** Tables read without a statement (a kept read given again, compiled.ts). */
+  noteRead(tables: readonly string[]): void {
+    for (const reader of this.readers) for (const table of tables) reader.add(table);
   }
 
   /** Another connection committed (SQLite's data_version moved). */

@@ -38,6 +38,7 @@ export const usersRoutes = [
     summary: "Get the caller's own user object",
     tags: ['users'],
     auth: 'user',
+    keepsAnswer: true,
     handler: async ({ ctx, actor }) => presentOwnUser(ctx, actor),
   }),
   defineRoute({
