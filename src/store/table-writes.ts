@@ -100,6 +100,7 @@ export class TableWrites {
 
   /** Tables read without a statement (a kept read given again, compiled.ts). */
   noteRead(tables: readonly string[]): void {
+    if (this.readers.size === 0) return;
     for (const reader of this.readers) for (const table of tables) reader.add(table);
   }
 
