@@ -28,6 +28,8 @@ export interface RateLimitConfig {
 export interface Config {
   host: string;
   port: number;
+  /** Connections the kernel may hold for accepting (capped by net.core.somaxconn). */
+  listenBacklog: number;
   dataDir: string;
   /** Uploaded files (organization icons, and later emoji and avatars); <dataDir>/uploads by default. */
   uploadsDir: string;
@@ -248,6 +250,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     host,
     port,
+    listenBacklog: readInt(env, 'PARLEY_LISTEN_BACKLOG', 4096, 1, 65535),
     dataDir,
     uploadsDir: resolve(env.PARLEY_UPLOADS_DIR || resolve(dataDir, 'uploads')),
     databaseUrl: database ? database.href : null,
@@ -281,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
 export const SETTING_NAMES = [
   'PARLEY_HOST',
   'PARLEY_PORT',
+  'PARLEY_LISTEN_BACKLOG',
   'PARLEY_DATA_DIR',
   'PARLEY_UPLOADS_DIR',
   'PARLEY_DATABASE_URL',

@@ -212,8 +212,11 @@ export async function startServer(
     app = await buildApp(ctx);
     // Parked long-polls are answered first, so closing does not wait out their timeouts.
     app.addHook('preClose', async () => ctx.queues.shutdown());
+    // Node's default backlog of 511 overflows when thousands of clients connect at once (a
+    // restart, a network coming back): the kernel then drops their SYNs, and each retries
+    // only after a second (docs/deploying.md).
     try {
-      await app.listen({ host: config.host, port: config.port });
+      await app.listen({ host: config.host, port: config.port, backlog: config.listenBacklog });
     } catch (err) {
       throw listenError(err, config);
     }

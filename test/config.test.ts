@@ -20,6 +20,7 @@ test('defaults: SQLite under ./data on 127.0.0.1:9991', () => {
     {
       host: '127.0.0.1',
       port: 9991,
+      listenBacklog: 4096,
       dataDir: resolve('data'),
       uploadsDir: resolve('data', 'uploads'),
       databaseUrl: null,
@@ -49,6 +50,7 @@ test('every variable is read', () => {
   const config = loadConfig({
     PARLEY_HOST: '0.0.0.0',
     PARLEY_PORT: '8080',
+    PARLEY_LISTEN_BACKLOG: '1024',
     PARLEY_DATA_DIR: '/var/lib/parley',
     PARLEY_UPLOADS_DIR: '/srv/parley-uploads',
     PARLEY_DATABASE_URL: 'postgres://parley:secret@db.internal:5432/parley',
@@ -76,6 +78,7 @@ test('every variable is read', () => {
   assert.deepEqual(config, {
     host: '0.0.0.0',
     port: 8080,
+    listenBacklog: 1024,
     dataDir: '/var/lib/parley',
     uploadsDir: '/srv/parley-uploads',
     databaseUrl: 'postgres://parley:secret@db.internal:5432/parley',
@@ -175,6 +178,8 @@ const BAD: Array<[string, string, string]> = [
   ['PARLEY_PORT', 'http', 'must be a whole number from 0 to 65535 (got "http")'],
   ['PARLEY_PORT', '65536', 'must be a whole number from 0 to 65535 (got "65536")'],
   ['PARLEY_PORT', '-1', 'must be a whole number from 0 to 65535 (got "-1")'],
+  ['PARLEY_LISTEN_BACKLOG', '0', 'must be a whole number from 1 to 65535 (got "0")'],
+  ['PARLEY_LISTEN_BACKLOG', 'many', 'must be a whole number from 1 to 65535 (got "many")'],
   [
     'PARLEY_DATABASE_URL',
     'mysql://db/x',

@@ -211,6 +211,30 @@ describe('serve in-process', () => {
     assert.equal(await run.done, 0);
   });
 
+  test(
+    'the listening socket has the backlog PARLEY_LISTEN_BACKLOG asks for',
+    { skip: spawnSync('ss', ['-V']).status === 0 ? false : 'ss (iproute2) is not installed' },
+    async () => {
+      const run = await startInProcess({
+        PARLEY_DATA_DIR: tempDir(),
+        PARLEY_LISTEN_BACKLOG: '1234',
+      });
+      try {
+        const port = new URL(String(JSON.parse(run.cap.stdout()).url)).port;
+        // For a listening socket, ss shows the backlog as its Send-Q.
+        const listening = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
+        assert.deepEqual(listening.stdout.trim().split(/\s+/).slice(0, 4), [
+          'LISTEN',
+          '0',
+          '1234',
+          `127.0.0.1:${port}`,
+        ]);
+      } finally {
+        await stopInProcess(run);
+      }
+    },
+  );
+
   test('a port in use stops the start with one line naming PARLEY_PORT', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
