@@ -73,7 +73,8 @@ class HeaderBag implements HeaderSink {
 const KEPT_ANSWERS_LIMITS = {
   entries: 10_000,
   weight: 16 * 1024 * 1024,
-  weigh: (answer: Answer): number => (typeof answer === 'string' ? answer.length : 0),
+  weigh: (key: string, answer: Answer): number =>
+    key.length + (typeof answer === 'string' ? answer.length : 0),
 };
 
 type Answer = string | RawReply;

@@ -22,12 +22,13 @@ interface KeptValue<V> {
   weight: number;
 }
 
-export interface KeptValuesLimits<V> {
+export interface KeptValuesLimits<K, V> {
   /** Past this many values, every value is dropped and kept afresh. */
   entries: number;
   /** Past this total weight, the same. */
   weight: number;
-  weigh(value: V): number;
+  /** A value's weight with its key's: a key may be as large as the value (a query string). */
+  weigh(key: K, value: V): number;
 }
 
 export class KeptValues<K, V> {
@@ -40,7 +41,7 @@ export class KeptValues<K, V> {
    */
   constructor(
     private readonly always: readonly string[],
-    private readonly limits: KeptValuesLimits<V>,
+    private readonly limits: KeptValuesLimits<K, V>,
   ) {}
 
   /** The value kept under key, if no table it read has been written since. */
@@ -71,7 +72,7 @@ export class KeptValues<K, V> {
     }
     const tables = [...read, ...this.always];
     if (read.has(ANY_TABLE) || !conn.unchangedSince(at, tables) || !keep(value)) return value;
-    const weight = this.limits.weigh(value);
+    const weight = this.limits.weigh(key, value);
     if (weight > this.limits.weight) return value;
     this.drop(key);
     if (this.kept.size >= this.limits.entries || this.weight + weight > this.limits.weight) {

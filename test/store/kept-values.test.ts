@@ -48,7 +48,7 @@ function counted(store: Store) {
 }
 
 const always = () => true;
-const limits = { entries: 100, weight: 1000, weigh: (value: string) => value.length };
+const limits = { entries: 100, weight: 1000, weigh: (_key: string, value: string) => value.length };
 
 async function valueOf(
   kept: KeptValues<string, string>,
@@ -135,7 +135,7 @@ test('past its count or its weight every kept value goes', async () => {
     const kept = new KeptValues<number, string>([], {
       entries: 3,
       weight: 10,
-      weigh: (v) => v.length,
+      weigh: (_key, value) => value.length,
     });
     const keep = (key: number, value: string) =>
       kept.work(store.db, key, async () => value, always);
@@ -154,6 +154,17 @@ test('past its count or its weight every kept value goes', async () => {
     await keep(2, 'b');
     await keep(3, 'c');
     assert.deepEqual(all(), [undefined, undefined, 'c', undefined], 'past the count');
+
+    const byKey = new KeptValues<string, string>([], {
+      entries: 3,
+      weight: 10,
+      weigh: (key, value) => key.length + value.length,
+    });
+    const long = 'k'.repeat(10);
+    await byKey.work(store.db, long, async () => 'v', always);
+    assert.equal(byKey.get(store.db, long), undefined, 'a long key weighs with its value');
+    await byKey.work(store.db, 'k', async () => 'v', always);
+    assert.equal(byKey.get(store.db, 'k'), 'v');
   } finally {
     await store.close();
   }
