@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { tempDir } from '../cli/io.ts';
-import { TEST_DATABASE_URL } from '../support/app.ts';
+import { POSTGRES_SKIP, TEST_DATABASE_URL } from '../support/app.ts';
 import { addMember, call, ownerOf, startServerProcess, type Account } from './server-process.ts';
 
 const CLIENTS = 4;
@@ -140,7 +140,7 @@ test('on SQLite: a SIGKILL mid-stream loses no acknowledged message', { timeout:
 
 test(
   'on PostgreSQL: a SIGKILL mid-stream loses no acknowledged message',
-  { timeout: 180_000, skip: TEST_DATABASE_URL ? false : 'PARLEY_TEST_DATABASE_URL is not set' },
+  { timeout: 180_000, skip: POSTGRES_SKIP },
   async (t) => {
     // A database of its own: the server migrates its default schema on the first start.
     const name = `parley_crash_${process.pid}_${Math.floor(Math.random() * 1e6)}`;

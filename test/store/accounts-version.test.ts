@@ -16,9 +16,7 @@ import {
   type Store,
 } from '../../src/store/db.ts';
 import { nextEventSeq } from '../../src/store/realms.ts';
-import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
-
-const pgSkip = TEST_DATABASE_URL ? false : 'PARLEY_TEST_DATABASE_URL is not set';
+import { buildTestApp, POSTGRES_SKIP, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'parley-accounts-version-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -110,7 +108,7 @@ test('statements whose target is not recognised count as account writes', () => 
 
 // On PostgreSQL the version is a counter that triggers advance once per writing transaction
 // (migration 0011), read once per turn; on a migrated schema with the test organization.
-describe('the PostgreSQL accounts version', { skip: pgSkip }, () => {
+describe('the PostgreSQL accounts version', { skip: POSTGRES_SKIP }, () => {
   let t: TestApp;
   beforeEach(async () => {
     t = await buildTestApp();

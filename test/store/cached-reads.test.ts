@@ -13,9 +13,7 @@ import { getChannel } from '../../src/store/channels.ts';
 import { openPostgres, openSqlite, type Q, type Store } from '../../src/store/db.ts';
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
 import { CASCADES, tablesRead } from '../../src/store/table-writes.ts';
-import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
-
-const pgSkip = TEST_DATABASE_URL ? false : 'PARLEY_TEST_DATABASE_URL is not set';
+import { buildTestApp, POSTGRES_SKIP, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'parley-cached-reads-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -233,7 +231,7 @@ test('a cascade drops the reads of the tables it reaches', async () => {
 
 // On PostgreSQL a cached read is kept under the counter of migrations 0011 and 0012, read
 // once per turn, and while no transaction of this process that wrote its tables is open.
-describe('cached reads on PostgreSQL', { skip: pgSkip }, () => {
+describe('cached reads on PostgreSQL', { skip: POSTGRES_SKIP }, () => {
   let t: TestApp;
   beforeEach(async () => {
     t = await buildTestApp();

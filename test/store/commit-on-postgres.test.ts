@@ -6,11 +6,9 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { commitOnPostgres, type Tx } from '../../src/store/db.ts';
 import { advanceEventSeqStatement, currentEventSeq, eventSeqOf } from '../../src/store/realms.ts';
-import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
+import { buildTestApp, POSTGRES_SKIP, type TestApp } from '../support/app.ts';
 
-const skip = TEST_DATABASE_URL ? false : 'PARLEY_TEST_DATABASE_URL is not set';
-
-describe('commitOnPostgres', { skip }, () => {
+describe('commitOnPostgres', { skip: POSTGRES_SKIP }, () => {
   let t: TestApp;
   beforeEach(async () => {
     t = await buildTestApp();

@@ -10,9 +10,7 @@ import { sql, type Kysely } from 'kysely';
 import { cachedQuery } from '../../src/store/compiled.ts';
 import { openPostgres, openSqlite, type Q, type Store } from '../../src/store/db.ts';
 import { KeptValues } from '../../src/store/kept-values.ts';
-import { TEST_DATABASE_URL } from '../support/app.ts';
-
-const pgSkip = TEST_DATABASE_URL ? false : 'PARLEY_TEST_DATABASE_URL is not set';
+import { POSTGRES_SKIP, TEST_DATABASE_URL } from '../support/app.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'parley-kept-values-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -189,7 +187,7 @@ test("another connection's commit is seen at the next turn of the event loop", a
   }
 });
 
-test('on PostgreSQL the work runs each time', { skip: pgSkip }, async () => {
+test('on PostgreSQL the work runs each time', { skip: POSTGRES_SKIP }, async () => {
   const store = openPostgres({ url: TEST_DATABASE_URL ?? '', max: 1 });
   try {
     const kept = new KeptValues<string, number>([], { ...limits, weigh: () => 1 });

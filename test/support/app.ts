@@ -25,6 +25,10 @@ export const testPasswords = argon2Hasher({ memoryCost: 1024, timeCost: 1 });
 
 export const TEST_DATABASE_URL = process.env.PARLEY_TEST_DATABASE_URL || null;
 export const TEST_REDIS_URL = process.env.PARLEY_TEST_REDIS_URL || null;
+/** The `skip` of a test that needs PostgreSQL: false when there is one to test with. */
+export const POSTGRES_SKIP: false | string = TEST_DATABASE_URL
+  ? false
+  : 'PARLEY_TEST_DATABASE_URL is not set';
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
   const base = loadConfig({
