@@ -13,32 +13,39 @@
 // (the same index pages for every message of a batch) and, each 1,000 pages, a checkpoint
 // (docs/performance.md, session 8).
 //
-// Only for SQLite: PostgreSQL takes concurrent transactions on its pool and groups their
-// WAL flushes itself.
+// Group commit is for SQLite only: PostgreSQL takes concurrent transactions on its pool and
+// groups their WAL flushes itself. Its queue (BatchQueue) also gathers PostgreSQL's channel
+// sends, which are written together by their rows instead (messages.ts, writeSends).
 import type { Db, Tx } from '../store/db.ts';
 
-interface Job {
-  body: (trx: Tx) => Promise<unknown>;
-  resolve: (value: unknown) => void;
+/** How one item of a batch came out. */
+export type Outcome<R> = { ok: true; value: R } | { ok: false; err: unknown };
+
+interface Waiting<I, R> {
+  item: I;
+  resolve: (value: R) => void;
   reject: (err: unknown) => void;
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
-
-/** A batch no larger than this keeps one slow batch from delaying the first change long. */
-const MAX_BATCH = 64;
-
-export class GroupCommit {
-  private readonly queue: Job[] = [];
+/**
+ * Items written in batches, one batch at a time: an item that arrives while a batch is
+ * written waits for the next, and the first item waits for the end of the event loop's
+ * turn, so that the items of requests read in the same turn share its batch.
+ */
+export class BatchQueue<I, R> {
+  private readonly queue: Array<Waiting<I, R>> = [];
   private running = false;
   private scheduled = false;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly writeBatch: (items: I[]) => Promise<Array<Outcome<R>>>,
+    private readonly maxBatch: number,
+  ) {}
 
-  /** Run body in a transaction (shared with changes that arrived meanwhile); resolve after commit. */
-  run<T>(body: (trx: Tx) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ body, resolve: resolve as (v: unknown) => void, reject });
+  /** Write item with the others of its batch; settles as the item came out. */
+  add(item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
       if (this.running || this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => {
@@ -51,27 +58,63 @@ export class GroupCommit {
   private async drain(): Promise<void> {
     this.running = true;
     try {
-      while (this.queue.length > 0) await this.commitBatch(this.queue.splice(0, MAX_BATCH));
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        let outcomes: Array<Outcome<R>>;
+        try {
+          outcomes = await this.writeBatch(batch.map((w) => w.item));
+        } catch (err) {
+          outcomes = batch.map(() => ({ ok: false, err }));
+        }
+        batch.forEach((w, i) => {
+          const o = outcomes[i];
+          if (o.ok) w.resolve(o.value);
+          else w.reject(o.err);
+        });
+      }
     } finally {
       this.running = false;
     }
   }
+}
 
-  private async commitBatch(batch: Job[]): Promise<void> {
+type Body = (trx: Tx) => Promise<unknown>;
+
+/** A batch no larger than this keeps one slow batch from delaying the first change long. */
+const MAX_BATCH = 64;
+
+export class GroupCommit {
+  private readonly batches: BatchQueue<Body, unknown>;
+
+  constructor(private readonly db: Db) {
+    this.batches = new BatchQueue((bodies) => this.commitBatch(bodies), MAX_BATCH);
+  }
+
+  /** Run body in a transaction (shared with changes that arrived meanwhile); resolve after commit. */
+  run<T>(body: (trx: Tx) => Promise<T>): Promise<T> {
+    return this.batches.add(body) as Promise<T>;
+  }
+
+  private async commitBatch(bodies: Body[]): Promise<Array<Outcome<unknown>>> {
     // One change alone needs no savepoint: its own transaction is the same thing, cheaper.
-    if (batch.length === 1) {
-      const [job] = batch;
-      await this.db.transaction().execute(job.body).then(job.resolve, job.reject);
-      return;
+    if (bodies.length === 1) {
+      return [
+        await this.db
+          .transaction()
+          .execute(bodies[0])
+          .then(
+            (value) => ({ ok: true, value }),
+            (err: unknown) => ({ ok: false, err }),
+          ),
+      ];
     }
-    const outcomes: Outcome[] = [];
-    let trx;
+    const outcomes: Array<Outcome<unknown>> = [];
+    const trx = await this.db.startTransaction().execute();
     try {
-      trx = await this.db.startTransaction().execute();
-      for (const job of batch) {
+      for (const body of bodies) {
         const sp = await trx.savepoint('change').execute();
         try {
-          const value = await job.body(sp);
+          const value = await body(sp);
           await sp.releaseSavepoint('change').execute();
           outcomes.push({ ok: true, value });
         } catch (err) {
@@ -83,19 +126,13 @@ export class GroupCommit {
       await trx.commit().execute();
     } catch (err) {
       // The commit (or a rollback to a savepoint) failed: nothing of the batch is stored.
-      if (trx)
-        await trx
-          .rollback()
-          .execute()
-          .catch(() => undefined);
-      for (const job of batch) job.reject(err);
-      return;
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => undefined);
+      throw err;
     }
-    batch.forEach((job, i) => {
-      const o = outcomes[i];
-      if (o.ok) job.resolve(o.value);
-      else job.reject(o.err);
-    });
+    return outcomes;
   }
 }
 

@@ -10,7 +10,7 @@ import { presentMessage } from '../lib/presenters/messages.ts';
 import { canSeeDeliveryEmail } from '../lib/presenters/users.ts';
 import { isGuest } from '../lib/roles.ts';
 import { unixNow } from '../infra/clock.ts';
-import type { Q } from '../store/db.ts';
+import type { Db, Q } from '../store/db.ts';
 import * as messagesStore from '../store/messages.ts';
 import * as mutedUsersStore from '../store/muted-users.ts';
 import type { ChannelRow, MessageRow, RealmRow, UserRow } from '../store/schema.ts';
@@ -32,7 +32,14 @@ import {
 } from './message-present.ts';
 import { renderMessage, renderingFlags } from './message-render.ts';
 import { enqueueOutgoingWebhooks } from './outgoing-webhooks.ts';
-import { checkpoint, nextTurn, withTransaction, type Work } from './transaction.ts';
+import { BatchQueue, type Outcome } from './group-commit.ts';
+import {
+  checkpoint,
+  nextTurn,
+  withSharedTransaction,
+  withTransaction,
+  type Work,
+} from './transaction.ts';
 import { accessibleUserIdsForLimitedGuest, guestsSeeEveryone } from './user-access.ts';
 
 export interface SendMessageParams {
@@ -57,6 +64,18 @@ export async function sendMessage(
   if (toChannel && params.topic === undefined) throw badRequest('Missing topic');
   const content = normalizeContent(params.content);
   const settings = realmMessageSettings(realm);
+  if (toChannel && ctx.store.dialect === 'postgres') {
+    // Read outside a transaction: PostgreSQL's transactions read committed rows statement by
+    // statement, so reading before BEGIN sees what reading after it would.
+    const destination = await resolveDestination(ctx.db, actor, params, settings);
+    if (destination.recipients.length <= ROWS_PER_TURN) {
+      const plan = await planMessage(ctx, ctx.db, actor, destination, content, params, false);
+      return sendBatchOf(ctx, realm.id).add(plan);
+    }
+    return withTransaction(ctx, realm.id, (work) =>
+      deliverMessage(ctx, work, actor, destination, content, params, false),
+    );
+  }
   return withTransaction(ctx, realm.id, async (work) => {
     const destination = await resolveDestination(work.db, actor, params, settings);
     return deliverMessage(ctx, work, actor, destination, content, params, false);
@@ -132,6 +151,16 @@ export async function sendInternalDirectMessage(
  */
 const ROWS_PER_TURN = 1000;
 
+/** A send worked out from reads alone: the message to store and who gets it with which flags. */
+interface PlannedMessage {
+  actor: Actor;
+  destination: Destination;
+  message: messagesStore.NewMessage;
+  mentionedUserIds: readonly number[];
+  flags: Map<number, number>;
+  echo: { queueId?: string; localId?: string };
+}
+
 /** Render, store and announce a message to a resolved destination. */
 async function deliverMessage(
   ctx: AppContext,
@@ -142,13 +171,46 @@ async function deliverMessage(
   params: Pick<SendMessageParams, 'client' | 'readBySender' | 'queueId' | 'localId'>,
   internal: boolean,
 ): Promise<{ id: number }> {
-  const { realm, user: sender } = actor;
   const db = work.db;
-  const { channel, topic, recipientId, recipients, subscriberCount } = destination;
+  const { channel, recipients } = destination;
   // A large send lets other requests in between its steps (reading the recipients, writing
   // their rows, committing) rather than holding the process for all of them at once.
   const large = recipients.length > ROWS_PER_TURN;
   if (large) await nextTurn();
+  const plan = await planMessage(ctx, db, actor, destination, content, params, internal);
+  const firstBefore = channel ? await firstMessageIds(db, [channel]) : null;
+  const row = await messagesStore.insertMessage(db, plan.message);
+  checkpoint('message-inserted');
+  const rows = userMessageRows(plan, row.id);
+  for (let at = 0; at < rows.length; at += ROWS_PER_TURN) {
+    // Rendering and the flags came before the first chunk: a turn between them as well.
+    if (large) await nextTurn();
+    await messagesStore.insertUserMessages(db, rows.slice(at, at + ROWS_PER_TURN));
+  }
+  await announceMessage(ctx, work, plan, row);
+  // A new message can only become its channel's first when the channel had none.
+  if (channel && firstBefore!.get(channel.id) === null) {
+    await announceFirstMessageIds(work, actor.realm, [channel], firstBefore!);
+  }
+  if (large) await nextTurn();
+  return { id: row.id };
+}
+
+/**
+ * Everything a send decides before it writes: the rendering (and the mention checks that
+ * may refuse it), each recipient's flags and the message row. Reads only.
+ */
+async function planMessage(
+  ctx: AppContext,
+  db: Q,
+  actor: Actor,
+  destination: Destination,
+  content: string,
+  params: Pick<SendMessageParams, 'client' | 'readBySender' | 'queueId' | 'localId'>,
+  internal: boolean,
+): Promise<PlannedMessage> {
+  const { realm, user: sender } = actor;
+  const { channel, topic, recipientId, recipients, subscriberCount } = destination;
   const rendering = await renderMessage(ctx, db, realm, sender, content, {
     checkGroupMentions: !internal,
   });
@@ -160,27 +222,7 @@ async function deliverMessage(
   if (channel && !internal) {
     await checkWildcardMentions(db, realm, sender, rendering, subscriberCount, participants.size);
   }
-  const firstBefore = channel ? await firstMessageIds(db, [channel]) : null;
   const r = rendering.rendered;
-  const row = await messagesStore.insertMessage(db, {
-    realm_id: realm.id,
-    recipient_id: recipientId,
-    channel_id: channel?.id ?? null,
-    sender_id: sender.id,
-    topic,
-    content,
-    rendered_content: r.html,
-    date_sent: unixNow(ctx.clock),
-    sending_client: params.client,
-    is_me_message: r.isMeMessage ? 1 : 0,
-    last_edit_time: null,
-    last_moved_time: null,
-    edit_history: null,
-    has_link: r.hasLink ? 1 : 0,
-    has_image: r.hasImage ? 1 : 0,
-    has_attachment: r.hasAttachment ? 1 : 0,
-  });
-  checkpoint('message-inserted');
   const readBySender = params.readBySender ?? defaultReadBySender(params.client);
   const alertWords = channel
     ? await messagesStore.listChannelAlertWords(db, channel.id, sender.id)
@@ -197,23 +239,136 @@ async function deliverMessage(
     if (muters.has(u.id)) bits |= FLAG_BITS.read;
     flags.set(u.id, bits);
   }
-  const rows = [...flags].map(([user_id, bits]) => ({ user_id, message_id: row.id, flags: bits }));
-  for (let at = 0; at < rows.length; at += ROWS_PER_TURN) {
-    // Rendering and the flags came before the first chunk: a turn between them as well.
-    if (large) await nextTurn();
-    await messagesStore.insertUserMessages(db, rows.slice(at, at + ROWS_PER_TURN));
+  return {
+    actor,
+    destination,
+    message: {
+      realm_id: realm.id,
+      recipient_id: recipientId,
+      channel_id: channel?.id ?? null,
+      sender_id: sender.id,
+      topic,
+      content,
+      rendered_content: r.html,
+      date_sent: unixNow(ctx.clock),
+      sending_client: params.client,
+      is_me_message: r.isMeMessage ? 1 : 0,
+      last_edit_time: null,
+      last_moved_time: null,
+      edit_history: null,
+      has_link: r.hasLink ? 1 : 0,
+      has_image: r.hasImage ? 1 : 0,
+      has_attachment: r.hasAttachment ? 1 : 0,
+    },
+    mentionedUserIds: r.mentionedUserIds,
+    flags,
+    echo: { queueId: params.queueId, localId: params.localId },
+  };
+}
+
+/** The planned message's delivery rows, once it has its id. */
+function userMessageRows(
+  plan: PlannedMessage,
+  messageId: number,
+): messagesStore.UserMessageRow[] {
+  return [...plan.flags].map(([user_id, bits]) => ({
+    user_id,
+    message_id: messageId,
+    flags: bits,
+  }));
+}
+
+/** After the stored message and its rows: the outgoing webhooks it triggers and its event. */
+async function announceMessage(
+  ctx: AppContext,
+  work: Work,
+  plan: PlannedMessage,
+  row: MessageRow,
+): Promise<void> {
+  const { realm, user: sender } = plan.actor;
+  const { channel, recipients } = plan.destination;
+  await enqueueOutgoingWebhooks(
+    ctx,
+    work.db,
+    realm,
+    sender,
+    row,
+    recipients,
+    plan.mentionedUserIds,
+  );
+  await emitMessageEvent(ctx, work, realm, row, channel, sender, recipients, plan.flags, plan.echo);
+}
+
+/**
+ * Channel sends on PostgreSQL that arrive while a batch of the same organization is written
+ * are written together in the next: their messages in one INSERT, their delivery rows in a
+ * few, one transaction and one commit for all. A transaction of its own for each send cost
+ * PostgreSQL about 1.2 ms of CPU a send, where the same rows written a hundred messages a
+ * transaction cost it 0.15 ms (docs/performance.md, item 1). One batch at a time per
+ * organization keeps the order of its messages' ids the order of their commits.
+ */
+const SENDS_PER_BATCH = 100;
+
+const sendBatches = new WeakMap<Db, Map<number, BatchQueue<PlannedMessage, { id: number }>>>();
+
+function sendBatchOf(ctx: AppContext, realmId: number): BatchQueue<PlannedMessage, { id: number }> {
+  let byRealm = sendBatches.get(ctx.db);
+  if (!byRealm) sendBatches.set(ctx.db, (byRealm = new Map()));
+  let batches = byRealm.get(realmId);
+  if (!batches) {
+    batches = new BatchQueue((plans) => writeSends(ctx, realmId, plans), SENDS_PER_BATCH);
+    byRealm.set(realmId, batches);
   }
-  await enqueueOutgoingWebhooks(ctx, db, realm, sender, row, recipients, r.mentionedUserIds);
-  await emitMessageEvent(ctx, work, realm, row, channel, sender, recipients, flags, {
-    queueId: params.queueId,
-    localId: params.localId,
-  });
-  // A new message can only become its channel's first when the channel had none.
-  if (channel && firstBefore!.get(channel.id) === null) {
-    await announceFirstMessageIds(work, realm, [channel], firstBefore!);
+  return batches;
+}
+
+/**
+ * Write planned sends in one transaction. When it fails, each send is written again in a
+ * transaction of its own, so that one send's failure (its channel deleted meanwhile, say)
+ * is its own and not its batch's.
+ */
+async function writeSends(
+  ctx: AppContext,
+  realmId: number,
+  plans: PlannedMessage[],
+): Promise<Array<Outcome<{ id: number }>>> {
+  try {
+    const ids = await withSharedTransaction(ctx, realmId, plans.length, async (trx, works) => {
+      const channels = [
+        ...new Map(plans.map((p) => [p.destination.channel!.id, p.destination.channel!])).values(),
+      ];
+      const firstBefore = await firstMessageIds(trx, channels);
+      const rows = await messagesStore.insertMessages(
+        trx,
+        plans.map((p) => p.message),
+      );
+      for (let i = 0; i < rows.length; i++) checkpoint('message-inserted');
+      await messagesStore.insertUserMessages(
+        trx,
+        plans.flatMap((p, i) => userMessageRows(p, rows[i].id)),
+      );
+      for (let i = 0; i < plans.length; i++)
+        await announceMessage(ctx, works[i], plans[i], rows[i]);
+      for (const channel of channels) {
+        if (firstBefore.get(channel.id) !== null) continue;
+        // Announced with the first of the batch's sends to the channel, whose message it is.
+        const first = plans.findIndex((p) => p.destination.channel!.id === channel.id);
+        await announceFirstMessageIds(
+          works[first],
+          plans[first].actor.realm,
+          [channel],
+          firstBefore,
+        );
+      }
+      return rows.map((r) => r.id);
+    });
+    return ids.map((id) => ({ ok: true, value: { id } }));
+  } catch (err) {
+    if (plans.length === 1) return [{ ok: false, err }];
+    const outcomes: Array<Outcome<{ id: number }>> = [];
+    for (const plan of plans) outcomes.push(...(await writeSends(ctx, realmId, [plan])));
+    return outcomes;
   }
-  if (large) await nextTurn();
-  return { id: row.id };
 }
 
 /**

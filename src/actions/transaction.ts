@@ -58,14 +58,7 @@ export async function withTransaction<T>(
 ): Promise<T> {
   const notices: Notice[] = [];
   const change = async (trx: Tx): Promise<T> => {
-    const work: Work = {
-      db: trx,
-      emitOnCommit(event, users, extra) {
-        const ids = [...new Set(users)];
-        if (ids.length > 0 || extra?.realmWide) notices.push({ event, users: ids, ...extra });
-      },
-    };
-    const value = await fn(work);
+    const value = await fn(workIn(trx, notices));
     if (notices.length > 0 && realmId === null) {
       throw new Error('a transaction that emits events must name its realm');
     }
@@ -94,13 +87,59 @@ export async function withTransaction<T>(
     if (notices.length > 0) stamp(eventSeqOf(done.rows, realmId!));
     result = done.value;
   }
-  // The change is committed: a bus failure must not turn it into an error for the client.
-  if (notices.length > 0) {
-    await ctx.bus
-      .publish(notices)
-      .catch((err: unknown) => ctx.log.error({ err }, 'event bus publish failed'));
-  }
+  await publishCommitted(ctx, notices);
   return result;
+}
+
+/** A change's view of its transaction: its events are gathered in notices. */
+function workIn(trx: Tx, notices: Notice[]): Work {
+  return {
+    db: trx,
+    emitOnCommit(event, users, extra) {
+      const ids = [...new Set(users)];
+      if (ids.length > 0 || extra?.realmWide) notices.push({ event, users: ids, ...extra });
+    },
+  };
+}
+
+/** The change is committed: a bus failure must not turn it into an error for the client. */
+async function publishCommitted(ctx: AppContext, notices: Notice[]): Promise<void> {
+  if (notices.length === 0) return;
+  await ctx.bus
+    .publish(notices)
+    .catch((err: unknown) => ctx.log.error({ err }, 'event bus publish failed'));
+}
+
+/**
+ * Run several changes of one realm in one PostgreSQL transaction, each with its own Work:
+ * they commit together, with one advance of the realm's commit sequence (a register
+ * snapshot sees all of them or none), and their events are published after the commit in
+ * the order of the changes. A failure anywhere rolls all of them back.
+ */
+export async function withSharedTransaction<T>(
+  ctx: AppContext,
+  realmId: number,
+  changes: number,
+  fn: (trx: Tx, works: Work[]) => Promise<T>,
+): Promise<T> {
+  const noticesOf: Notice[][] = Array.from({ length: changes }, () => []);
+  const done = await commitOnPostgres(
+    ctx.db,
+    (trx) =>
+      fn(
+        trx,
+        noticesOf.map((notices) => workIn(trx, notices)),
+      ),
+    () => {
+      checkpoint('before-commit');
+      return noticesOf.some((n) => n.length > 0) ? advanceEventSeqStatement(realmId) : null;
+    },
+  );
+  const notices = noticesOf.flat();
+  const seq = notices.length > 0 ? eventSeqOf(done.rows, realmId) : 0;
+  for (const n of notices) Object.assign(n, { realmId, seq });
+  await publishCommitted(ctx, notices);
+  return done.value;
 }
 
 /**

@@ -56,6 +56,45 @@ const messageInsert = compiledQuery(MESSAGE_COLUMNS.length, (db, ...values: unkn
     .returningAll(),
 );
 
+/**
+ * Several messages in one statement, their rows returned in the order given. PostgreSQL
+ * returns an INSERT … VALUES' rows in the order of its VALUES (bulk inserts of ORMs rely on
+ * it too); the sender and the content of each row are checked against the input all the same.
+ */
+export async function insertMessages(db: Q, rows: NewMessage[]): Promise<MessageRow[]> {
+  let insert = messageInserts.get(rows.length);
+  if (!insert) {
+    const size = rows.length;
+    const width = MESSAGE_COLUMNS.length;
+    insert = compiledQuery(width * size, (db, ...values: unknown[]) =>
+      db
+        .insertInto('messages')
+        .values(
+          Array.from(
+            { length: size },
+            (_, r) =>
+              Object.fromEntries(
+                MESSAGE_COLUMNS.map((c, i) => [c, values[r * width + i]]),
+              ) as NewMessage,
+          ),
+        )
+        .returningAll(),
+    );
+    messageInserts.set(size, insert);
+  }
+  const inserted = await insert.all(
+    db,
+    ...rows.flatMap((row) => MESSAGE_COLUMNS.map((c) => row[c])),
+  );
+  const inOrder =
+    inserted.length === rows.length &&
+    inserted.every((m, i) => m.sender_id === rows[i].sender_id && m.content === rows[i].content);
+  if (!inOrder) throw new Error('insertMessages: rows returned out of order');
+  return inserted;
+}
+
+const messageInserts = new Map<number, CompiledQueryRunner<unknown[], MessageRow>>();
+
 export async function insertUserMessages(db: Q, rows: UserMessageRow[]): Promise<void> {
   // Every statement here is compiled once per size: building and compiling an INSERT of many
   // rows through Kysely costs more than SQLite takes to run it. Large sends go 200 rows at a
