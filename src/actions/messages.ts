@@ -267,10 +267,7 @@ async function planMessage(
 }
 
 /** The planned message's delivery rows, once it has its id. */
-function userMessageRows(
-  plan: PlannedMessage,
-  messageId: number,
-): messagesStore.UserMessageRow[] {
+function userMessageRows(plan: PlannedMessage, messageId: number): messagesStore.UserMessageRow[] {
   return [...plan.flags].map(([user_id, bits]) => ({
     user_id,
     message_id: messageId,
