@@ -332,6 +332,11 @@ export interface PostgresReads {
 
 const postgresByAdapter = new WeakMap<object, PostgresReads>();
 
+/** Whether db is on PostgreSQL (for the few statements written for one database). */
+export function isPostgres(db: Q): boolean {
+  return postgresByAdapter.has(db.getExecutor().adapter);
+}
+
 /** The PostgreSQL bookkeeping behind db, or null on SQLite. */
 export function postgresReads(db: Q): PostgresReads | null {
   return postgresByAdapter.get(db.getExecutor().adapter) ?? null;

@@ -1,7 +1,7 @@
 // Messages, their conversations and per-user delivery rows.
 import { sql } from 'kysely';
 import { cachedQuery, compiledQuery, type CompiledQueryRunner } from './compiled.ts';
-import type { Q } from './db.ts';
+import { isPostgres, type Q } from './db.ts';
 import type { MessageRow, ReactionRow, RecipientRow } from './schema.ts';
 
 export type NewMessage = Omit<MessageRow, 'id'>;
@@ -96,6 +96,7 @@ export async function insertMessages(db: Q, rows: NewMessage[]): Promise<Message
 const messageInserts = new Map<number, CompiledQueryRunner<unknown[], MessageRow>>();
 
 export async function insertUserMessages(db: Q, rows: UserMessageRow[]): Promise<void> {
+  if (isPostgres(db)) return insertUserMessagesFromArrays(db, rows);
   // Every statement here is compiled once per size: building and compiling an INSERT of many
   // rows through Kysely costs more than SQLite takes to run it. Large sends go 200 rows at a
   // time, the rest 32 at a time and then the exact remainder (at most 33 shapes in all).
@@ -111,6 +112,27 @@ export async function insertUserMessages(db: Q, rows: UserMessageRow[]): Promise
     await userMessageInsert(size).all(db, ...args);
     at += size;
   }
+}
+
+/**
+ * On PostgreSQL any number of rows go in one statement of three array parameters: a batch of
+ * sends writes hundreds, which as 200-row VALUES statements took four round trips, each
+ * parsed and bound with 600 parameters (docs/performance.md, session 18).
+ */
+async function insertUserMessagesFromArrays(db: Q, rows: UserMessageRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const userIds = new Array<number>(rows.length);
+  const messageIds = new Array<number>(rows.length);
+  const flags = new Array<number>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    userIds[i] = rows[i].user_id;
+    messageIds[i] = rows[i].message_id;
+    flags[i] = rows[i].flags;
+  }
+  await sql`insert into user_messages (user_id, message_id, flags)
+    select * from unnest(${userIds}::integer[], ${messageIds}::integer[], ${flags}::integer[])`.execute(
+    db,
+  );
 }
 
 /** Rows per INSERT of a large send: 3 parameters each, under every database's limit. */
