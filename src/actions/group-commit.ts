@@ -30,7 +30,9 @@ interface Waiting<I, R> {
 /**
  * Items written in batches, one batch at a time: an item that arrives while a batch is
  * written waits for the next, and the first item waits for the end of the event loop's
- * turn, so that the items of requests read in the same turn share its batch.
+ * turn, so that the items of requests read in the same turn share its batch. A batch may let
+ * the next one start before it is done (`startNext`), once the rest of its work is its
+ * commit.
  */
 export class BatchQueue<I, R> {
   private readonly queue: Array<Waiting<I, R>> = [];
@@ -38,7 +40,7 @@ export class BatchQueue<I, R> {
   private scheduled = false;
 
   constructor(
-    private readonly writeBatch: (items: I[]) => Promise<Array<Outcome<R>>>,
+    private readonly writeBatch: (items: I[], startNext: () => void) => Promise<Array<Outcome<R>>>,
     private readonly maxBatch: number,
   ) {}
 
@@ -60,21 +62,31 @@ export class BatchQueue<I, R> {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
-        let outcomes: Array<Outcome<R>>;
-        try {
-          outcomes = await this.writeBatch(batch.map((w) => w.item));
-        } catch (err) {
-          outcomes = batch.map(() => ({ ok: false, err }));
-        }
-        batch.forEach((w, i) => {
-          const o = outcomes[i];
-          if (o.ok) w.resolve(o.value);
-          else w.reject(o.err);
-        });
+        let startNext!: () => void;
+        const nextMayStart = new Promise<void>((resolve) => (startNext = resolve));
+        await Promise.race([this.write(batch, startNext), nextMayStart]);
       }
     } finally {
       this.running = false;
     }
+  }
+
+  /** Write a batch and settle its items; never rejects. */
+  private async write(batch: Array<Waiting<I, R>>, startNext: () => void): Promise<void> {
+    let outcomes: Array<Outcome<R>>;
+    try {
+      outcomes = await this.writeBatch(
+        batch.map((w) => w.item),
+        startNext,
+      );
+    } catch (err) {
+      outcomes = batch.map(() => ({ ok: false, err }));
+    }
+    batch.forEach((w, i) => {
+      const o = outcomes[i];
+      if (o.ok) w.resolve(o.value);
+      else w.reject(o.err);
+    });
   }
 }
 

@@ -38,6 +38,7 @@ import {
   nextTurn,
   withSharedTransaction,
   withTransaction,
+  type SharedCommitHooks,
   type Work,
 } from './transaction.ts';
 import { accessibleUserIdsForLimitedGuest, guestsSeeEveryone } from './user-access.ts';
@@ -298,39 +299,92 @@ async function announceMessage(
 
 /**
  * Channel sends on PostgreSQL that arrive while a batch of the same organization is written
- * are written together in the next: their messages in one INSERT, their delivery rows in a
- * few, one transaction and one commit for all. A transaction of its own for each send cost
- * PostgreSQL about 1.2 ms of CPU a send, where the same rows written a hundred messages a
- * transaction cost it 0.15 ms (docs/performance.md, item 1). One batch at a time per
- * organization keeps the order of its messages' ids the order of their commits.
+ * are written together in the next: their messages in one INSERT, their delivery rows in
+ * another, one transaction and one commit for all. A transaction of its own for each send
+ * cost PostgreSQL about 1.2 ms of CPU a send, where the same rows written a hundred messages
+ * a transaction cost it 0.15 ms (docs/performance.md, item 1).
+ *
+ * The next batch starts while the previous one commits: its messages are inserted after the
+ * previous batch's, so their ids are larger, and its commit waits for the previous one's on
+ * the commit sequence's row lock, so the organization's commits keep the order of its
+ * message ids; its events are published after the previous batch's. A batch that gives a
+ * channel its first message commits before the next starts, since the next one's reading
+ * of that channel's first message would miss it.
  */
 const SENDS_PER_BATCH = 100;
 
-const sendBatches = new WeakMap<Db, Map<number, BatchQueue<PlannedMessage, { id: number }>>>();
+interface RealmSends {
+  queue: BatchQueue<PlannedMessage, { id: number }>;
+  /** Settles after the last batch's events are published. */
+  published: Promise<unknown>;
+}
+
+const sendsByDb = new WeakMap<Db, Map<number, RealmSends>>();
 
 function sendBatchOf(ctx: AppContext, realmId: number): BatchQueue<PlannedMessage, { id: number }> {
-  let byRealm = sendBatches.get(ctx.db);
-  if (!byRealm) sendBatches.set(ctx.db, (byRealm = new Map()));
-  let batches = byRealm.get(realmId);
-  if (!batches) {
-    batches = new BatchQueue((plans) => writeSends(ctx, realmId, plans), SENDS_PER_BATCH);
-    byRealm.set(realmId, batches);
+  let byRealm = sendsByDb.get(ctx.db);
+  if (!byRealm) sendsByDb.set(ctx.db, (byRealm = new Map()));
+  let sends = byRealm.get(realmId);
+  if (!sends) {
+    const made: RealmSends = {
+      queue: new BatchQueue(
+        (plans, startNext) => writeSends(ctx, realmId, made, plans, startNext),
+        SENDS_PER_BATCH,
+      ),
+      published: Promise.resolve(),
+    };
+    byRealm.set(realmId, (sends = made));
   }
-  return batches;
+  return sends.queue;
 }
 
 /**
- * Write planned sends in one transaction. When it fails, each send is written again in a
- * transaction of its own, so that one send's failure (its channel deleted meanwhile, say)
- * is its own and not its batch's.
+ * Write a batch of planned sends in one transaction. When it fails, each send is written
+ * again in a transaction of its own, so that one send's failure (a row the database
+ * refuses) is its own and not its batch's.
  */
 async function writeSends(
   ctx: AppContext,
   realmId: number,
+  sends: RealmSends,
   plans: PlannedMessage[],
+  startNext: () => void,
 ): Promise<Array<Outcome<{ id: number }>>> {
+  const publishAfter = sends.published;
+  let published!: () => void;
+  sends.published = new Promise<void>((resolve) => (published = resolve));
   try {
-    const ids = await withSharedTransaction(ctx, realmId, plans.length, async (trx, works) => {
+    const ids = await writeTogether(ctx, realmId, plans, { publishAfter }, startNext);
+    return ids.map((id) => ({ ok: true, value: { id } }));
+  } catch (err) {
+    if (plans.length === 1) return [{ ok: false, err }];
+    const outcomes: Array<Outcome<{ id: number }>> = [];
+    for (const plan of plans) {
+      await writeTogether(ctx, realmId, [plan], { publishAfter }).then(
+        ([id]) => outcomes.push({ ok: true, value: { id } }),
+        (e: unknown) => outcomes.push({ ok: false, err: e }),
+      );
+    }
+    return outcomes;
+  } finally {
+    published();
+  }
+}
+
+/** Write planned sends in one transaction; their message ids in order. */
+async function writeTogether(
+  ctx: AppContext,
+  realmId: number,
+  plans: PlannedMessage[],
+  hooks: SharedCommitHooks,
+  startNext?: () => void,
+): Promise<number[]> {
+  let givesFirstMessage = false;
+  return withSharedTransaction(
+    ctx,
+    realmId,
+    plans.length,
+    async (trx, works) => {
       const channels = [
         ...new Map(plans.map((p) => [p.destination.channel!.id, p.destination.channel!])).values(),
       ];
@@ -348,6 +402,7 @@ async function writeSends(
         await announceMessage(ctx, works[i], plans[i], rows[i]);
       for (const channel of channels) {
         if (firstBefore.get(channel.id) !== null) continue;
+        givesFirstMessage = true;
         // Announced with the first of the batch's sends to the channel, whose message it is.
         const first = plans.findIndex((p) => p.destination.channel!.id === channel.id);
         await announceFirstMessageIds(
@@ -358,14 +413,14 @@ async function writeSends(
         );
       }
       return rows.map((r) => r.id);
-    });
-    return ids.map((id) => ({ ok: true, value: { id } }));
-  } catch (err) {
-    if (plans.length === 1) return [{ ok: false, err }];
-    const outcomes: Array<Outcome<{ id: number }>> = [];
-    for (const plan of plans) outcomes.push(...(await writeSends(ctx, realmId, [plan])));
-    return outcomes;
-  }
+    },
+    {
+      ...hooks,
+      committing: () => {
+        if (!givesFirstMessage) startNext?.();
+      },
+    },
+  );
 }
 
 /**

@@ -110,6 +110,14 @@ async function publishCommitted(ctx: AppContext, notices: Notice[]): Promise<voi
     .catch((err: unknown) => ctx.log.error({ err }, 'event bus publish failed'));
 }
 
+/** What a caller of withSharedTransaction may add around its commit. */
+export interface SharedCommitHooks {
+  /** Called when the changes' work is done and only the commit is left. */
+  committing?: () => void;
+  /** The events are published only after this has settled (an earlier batch's publication). */
+  publishAfter?: Promise<unknown>;
+}
+
 /**
  * Run several changes of one realm in one PostgreSQL transaction, each with its own Work:
  * they commit together, with one advance of the realm's commit sequence (a register
@@ -121,6 +129,7 @@ export async function withSharedTransaction<T>(
   realmId: number,
   changes: number,
   fn: (trx: Tx, works: Work[]) => Promise<T>,
+  hooks: SharedCommitHooks = {},
 ): Promise<T> {
   const noticesOf: Notice[][] = Array.from({ length: changes }, () => []);
   const done = await commitOnPostgres(
@@ -132,12 +141,14 @@ export async function withSharedTransaction<T>(
       ),
     () => {
       checkpoint('before-commit');
+      hooks.committing?.();
       return noticesOf.some((n) => n.length > 0) ? advanceEventSeqStatement(realmId) : null;
     },
   );
   const notices = noticesOf.flat();
   const seq = notices.length > 0 ? eventSeqOf(done.rows, realmId) : 0;
   for (const n of notices) Object.assign(n, { realmId, seq });
+  await hooks.publishAfter;
   await publishCommitted(ctx, notices);
   return done.value;
 }

@@ -11,7 +11,7 @@ import { buildTestApp, POSTGRES_SKIP, TEST_DATABASE_URL, type TestApp } from '..
 import { err } from '../support/callers.ts';
 import { drainEvents, registerQueue, type Event } from '../support/events.ts';
 import type { FixtureUser } from '../support/fixture.ts';
-import { rowsOf, useClock } from '../support/messages.ts';
+import { rowsOf, sendToChannel, useClock } from '../support/messages.ts';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -23,27 +23,43 @@ afterEach(async () => {
   await t.close();
 });
 
-/** Another connection's lock on a table, held until release(). */
-async function holdTable(table: string) {
+/** A lock another connection takes (by `statement`) and holds until release(). */
+async function holdLock(statement: string, parameters: unknown[] = []) {
   const client = new pg.Client({
     connectionString: TEST_DATABASE_URL!,
     options: `-c search_path=${t.ctx.store.schema}`,
   });
   await client.connect();
-  await client.query('begin');
-  await client.query(`lock table ${table} in exclusive mode`);
+  try {
+    await client.query('begin');
+    await client.query(statement, parameters);
+  } catch (e) {
+    await client.end();
+    throw e;
+  }
+  // The sessions waiting for this lock, or for one that waits for it; pg_locks is read live
+  // (pg_stat_activity would be read once per transaction), and other test files' sessions
+  // waiting for their own locks are not counted.
+  const waiters = async (): Promise<number> =>
+    (
+      await client.query<{ n: number }>(
+        `with recursive waiting as (select distinct pid from pg_locks where not granted),
+           blocked(pid) as (
+             select pid from waiting where pg_backend_pid() = any(pg_blocking_pids(pid))
+             union
+             select w.pid from waiting w join blocked b on b.pid = any(pg_blocking_pids(w.pid)))
+         select count(*)::int as n from blocked`,
+      )
+    ).rows[0].n;
   return {
-    /** Resolves once some other session waits for the lock. */
-    async waitForWaiter(): Promise<void> {
+    waiters,
+    /** Resolves once this many other sessions wait for a lock. */
+    async waitForWaiters(count: number): Promise<void> {
       for (let i = 0; i < 500; i++) {
-        const { rows } = await client.query<{ n: number }>(
-          `select count(*)::int as n from pg_locks where not granted and relation = $1::regclass`,
-          [table],
-        );
-        if (rows[0].n > 0) return;
+        if ((await waiters()) >= count) return;
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      throw new Error(`no one waited for ${table}`);
+      throw new Error(`${count} sessions never waited for ${statement}`);
     },
     async release(): Promise<void> {
       await client.query('commit');
@@ -51,6 +67,16 @@ async function holdTable(table: string) {
     },
   };
 }
+
+const holdTable = (table: string) => holdLock(`lock table ${table} in exclusive mode`);
+
+/** The organization's commit sequence: every evented commit waits for it. */
+const holdCommitSequence = () =>
+  holdLock('select event_seq from realm_event_seqs where realm_id = $1 for update', [
+    t.fx.realm.id,
+  ]);
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function send(who: FixtureUser, to: string, content: string) {
   return t
@@ -66,10 +92,10 @@ async function sendBehindHeldTable(sends: Array<[FixtureUser, string, string]>) 
   const held = await holdTable('messages');
   try {
     const first = send(...sends[0]);
-    await held.waitForWaiter();
+    await held.waitForWaiters(1);
     const rest = sends.slice(1).map((s) => send(...s));
     // Planning a send is a few reads, none blocked by the lock.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await pause(300);
     await held.release();
     return await Promise.all([first, ...rest]);
   } catch (e) {
@@ -214,6 +240,87 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
         ({ id: _id, ...e }) => e,
       ),
       [firstOf(t.fx.channels.general, answers[0].body.id as number), firstOf(design, first)],
+    );
+  });
+
+  test('the next batch is written while the previous one commits, and commits after it', async () => {
+    await sendToChannel(t, t.fx.owner, 'general', 'batch', 'not the first any more');
+    const reader = t.as(t.fx.member2);
+    const q = await registerQueue(reader, { event_types: ['message'] });
+    const held = await holdCommitSequence();
+    let answers;
+    try {
+      const first = send(t.fx.owner, 'general', 'one');
+      await held.waitForWaiters(1);
+      // The first batch waits to commit; the second is inserted meanwhile and waits too.
+      const second = send(t.fx.admin, 'general', 'two');
+      await held.waitForWaiters(2);
+      await held.release();
+      answers = await Promise.all([first, second]);
+    } catch (e) {
+      await held.release().catch(() => undefined);
+      throw e;
+    }
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200],
+    );
+    const [one, two] = answers.map((a) => a.body.id as number);
+    assert.ok(one < two, `${one} before ${two}`);
+    assert.deepEqual(messageEvents(await drainEvents(t.ctx, reader, q.queue_id, q.last_event_id)), [
+      ['message', one, 'one', []],
+      ['message', two, 'two', []],
+    ]);
+    // A register now sees both, and its queue repeats neither.
+    const later = await registerQueue(reader, { event_types: ['message'] });
+    assert.equal(later.max_message_id, two);
+    await sendToChannel(t, t.fx.owner, 'general', 'batch', 'three');
+    assert.deepEqual(
+      messageEvents(await drainEvents(t.ctx, reader, later.queue_id, later.last_event_id)).map(
+        (e) => e[2],
+      ),
+      ['three'],
+    );
+  });
+
+  test('a batch giving a channel its first message commits before the next starts', async () => {
+    const design = t.fx.channels.design;
+    const watcher = t.as(t.fx.admin);
+    const q = await registerQueue(watcher, { event_types: ['stream'] });
+    const held = await holdCommitSequence();
+    let answers;
+    try {
+      const first = send(t.fx.admin, 'design', 'first ever');
+      await held.waitForWaiters(1);
+      const second = send(t.fx.member, 'design', 'second');
+      // Had the second batch started, its reading of the first message would miss the
+      // first batch's, uncommitted, and it would announce itself as the first.
+      await pause(300);
+      assert.equal(await held.waiters(), 1);
+      await held.release();
+      answers = await Promise.all([first, second]);
+    } catch (e) {
+      await held.release().catch(() => undefined);
+      throw e;
+    }
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200],
+    );
+    assert.deepEqual(
+      (await drainEvents(t.ctx, watcher, q.queue_id, q.last_event_id)).map(
+        ({ id: _id, ...e }) => e,
+      ),
+      [
+        {
+          type: 'stream',
+          op: 'update',
+          stream_id: design.id,
+          name: 'design',
+          property: 'first_message_id',
+          value: answers[0].body.id,
+        },
+      ],
     );
   });
 });
