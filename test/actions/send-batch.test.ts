@@ -51,6 +51,7 @@ async function holdLock(statement: string, parameters: unknown[] = []) {
          select count(*)::int as n from blocked`,
       )
     ).rows[0].n;
+  let released = false;
   return {
     waiters,
     /** Resolves once this many other sessions wait for a lock. */
@@ -61,7 +62,10 @@ async function holdLock(statement: string, parameters: unknown[] = []) {
       }
       throw new Error(`${count} sessions never waited for ${statement}`);
     },
+    /** Lets the lock go; again later, does nothing. */
     async release(): Promise<void> {
+      if (released) return;
+      released = true;
       await client.query('commit');
       await client.end();
     },
@@ -78,6 +82,35 @@ const holdCommitSequence = () =>
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+type HeldLock = Awaited<ReturnType<typeof holdLock>>;
+
+/** Run body with the lock held; body lets it go, and so does a failure. */
+async function whileHeld<T>(held: HeldLock, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } finally {
+    await held.release();
+  }
+}
+
+async function messageCount(): Promise<number> {
+  const row = await t.ctx.db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The event telling that a channel's first message is now this one. */
+const firstMessageEvent = (channel: { id: number; name: string }, value: number) => ({
+  type: 'stream',
+  op: 'update',
+  stream_id: channel.id,
+  name: channel.name,
+  property: 'first_message_id',
+  value,
+});
+
 function send(who: FixtureUser, to: string, content: string) {
   return t
     .as(who)
@@ -90,18 +123,15 @@ function send(who: FixtureUser, to: string, content: string) {
  */
 async function sendBehindHeldTable(sends: Array<[FixtureUser, string, string]>) {
   const held = await holdTable('messages');
-  try {
+  return whileHeld(held, async () => {
     const first = send(...sends[0]);
     await held.waitForWaiters(1);
     const rest = sends.slice(1).map((s) => send(...s));
     // Planning a send is a few reads, none blocked by the lock.
     await pause(300);
     await held.release();
-    return await Promise.all([first, ...rest]);
-  } catch (e) {
-    await held.release().catch(() => undefined);
-    throw e;
-  }
+    return Promise.all([first, ...rest]);
+  });
 }
 
 const messageEvents = (events: Event[]) =>
@@ -164,10 +194,7 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
       for each row execute function refuse_poison()`.execute(t.ctx.db);
     const reader = t.as(t.fx.member2);
     const q = await registerQueue(reader, { event_types: ['message'] });
-    const before = await t.ctx.db
-      .selectFrom('messages')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
+    const before = await messageCount();
 
     const answers = await sendBehindHeldTable([
       [t.fx.owner, 'general', 'first'],
@@ -182,11 +209,7 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
     assert.deepEqual(answers[2].body, err('Internal server error', 'INTERNAL_SERVER_ERROR'));
     const ids = [0, 1, 3].map((i) => answers[i].body.id as number);
 
-    const after = await t.ctx.db
-      .selectFrom('messages')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    assert.equal(Number(after.n) - Number(before.n), 3);
+    assert.equal((await messageCount()) - before, 3);
     const rows = await t.ctx.db
       .selectFrom('user_messages')
       .select('message_id')
@@ -226,20 +249,15 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
       [200, 200, 200, 200],
     );
     const first = Math.min(...answers.slice(1).map((a) => a.body.id as number));
-    const firstOf = (channel: { id: number; name: string }, value: number) => ({
-      type: 'stream',
-      op: 'update',
-      stream_id: channel.id,
-      name: channel.name,
-      property: 'first_message_id',
-      value,
-    });
     // general had no message either: its first is the send that held the first batch.
     assert.deepEqual(
       (await drainEvents(t.ctx, watcher, q.queue_id, q.last_event_id)).map(
         ({ id: _id, ...e }) => e,
       ),
-      [firstOf(t.fx.channels.general, answers[0].body.id as number), firstOf(design, first)],
+      [
+        firstMessageEvent(t.fx.channels.general, answers[0].body.id as number),
+        firstMessageEvent(design, first),
+      ],
     );
   });
 
@@ -248,19 +266,15 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
     const reader = t.as(t.fx.member2);
     const q = await registerQueue(reader, { event_types: ['message'] });
     const held = await holdCommitSequence();
-    let answers;
-    try {
+    const answers = await whileHeld(held, async () => {
       const first = send(t.fx.owner, 'general', 'one');
       await held.waitForWaiters(1);
       // The first batch waits to commit; the second is inserted meanwhile and waits too.
       const second = send(t.fx.admin, 'general', 'two');
       await held.waitForWaiters(2);
       await held.release();
-      answers = await Promise.all([first, second]);
-    } catch (e) {
-      await held.release().catch(() => undefined);
-      throw e;
-    }
+      return Promise.all([first, second]);
+    });
     assert.deepEqual(
       answers.map((a) => a.status),
       [200, 200],
@@ -288,8 +302,7 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
     const watcher = t.as(t.fx.admin);
     const q = await registerQueue(watcher, { event_types: ['stream'] });
     const held = await holdCommitSequence();
-    let answers;
-    try {
+    const answers = await whileHeld(held, async () => {
       const first = send(t.fx.admin, 'design', 'first ever');
       await held.waitForWaiters(1);
       const second = send(t.fx.member, 'design', 'second');
@@ -298,11 +311,8 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
       await pause(300);
       assert.equal(await held.waiters(), 1);
       await held.release();
-      answers = await Promise.all([first, second]);
-    } catch (e) {
-      await held.release().catch(() => undefined);
-      throw e;
-    }
+      return Promise.all([first, second]);
+    });
     assert.deepEqual(
       answers.map((a) => a.status),
       [200, 200],
@@ -311,16 +321,7 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
       (await drainEvents(t.ctx, watcher, q.queue_id, q.last_event_id)).map(
         ({ id: _id, ...e }) => e,
       ),
-      [
-        {
-          type: 'stream',
-          op: 'update',
-          stream_id: design.id,
-          name: 'design',
-          property: 'first_message_id',
-          value: answers[0].body.id,
-        },
-      ],
+      [firstMessageEvent(design, answers[0].body.id as number)],
     );
   });
 });
