@@ -14,7 +14,7 @@
 // (docs/performance.md, session 8).
 //
 // Group commit is for SQLite only: PostgreSQL takes concurrent transactions on its pool and
-// groups their WAL flushes itself. Its queue (BatchQueue) also gathers PostgreSQL's channel
+// groups their WAL flushes itself. Its queue (BatchQueue) also gathers PostgreSQL's message
 // sends, which are written together by their rows instead (messages.ts, writeSends).
 import type { Db, Tx } from '../store/db.ts';
 

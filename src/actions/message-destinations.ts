@@ -254,6 +254,29 @@ export async function resolveDestination(
   params: SendMessageParams,
   settings: ReturnType<typeof realmMessageSettings>,
 ): Promise<Destination> {
+  return (await resolveDestinationIn(db, actor, params, settings, true))!;
+}
+
+/**
+ * The same, with reads only: null for a direct message whose conversation does not exist
+ * yet (resolveDestination creates it, in the caller's transaction).
+ */
+export function resolveDestinationByReading(
+  db: Q,
+  actor: Actor,
+  params: SendMessageParams,
+  settings: ReturnType<typeof realmMessageSettings>,
+): Promise<Destination | null> {
+  return resolveDestinationIn(db, actor, params, settings, false);
+}
+
+async function resolveDestinationIn(
+  db: Q,
+  actor: Actor,
+  params: SendMessageParams,
+  settings: ReturnType<typeof realmMessageSettings>,
+  mayCreateConversation: boolean,
+): Promise<Destination | null> {
   const { realm, user: sender } = actor;
   if (params.type === 'stream' || params.type === 'channel') {
     const { channel, posters } = await resolveChannel(db, actor, params.to);
@@ -272,6 +295,7 @@ export async function resolveDestination(
   const ids = participants.map((u) => u.id);
   const existing = await messagesStore.getDirectRecipient(db, realm.id, directKey(ids));
   await checkCanSendDirect(db, realm, sender, others, existing?.id ?? null);
+  if (!existing && !mayCreateConversation) return null;
   const recipientId = existing?.id ?? (await directRecipient(db, realm.id, ids));
   return { channel: null, topic: '', recipientId, recipients: participants, subscriberCount: 0 };
 }

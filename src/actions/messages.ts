@@ -21,6 +21,7 @@ import {
   checkWildcardMentions,
   directRecipient,
   resolveDestination,
+  resolveDestinationByReading,
   type Destination,
 } from './message-destinations.ts';
 import {
@@ -65,17 +66,20 @@ export async function sendMessage(
   if (toChannel && params.topic === undefined) throw badRequest('Missing topic');
   const content = normalizeContent(params.content);
   const settings = realmMessageSettings(realm);
-  if (toChannel && ctx.store.dialect === 'postgres') {
+  if (ctx.store.dialect === 'postgres') {
     // Read outside a transaction: PostgreSQL's transactions read committed rows statement by
-    // statement, so reading before BEGIN sees what reading after it would.
-    const destination = await resolveDestination(ctx.db, actor, params, settings);
-    if (destination.recipients.length <= ROWS_PER_TURN) {
+    // statement, so reading before BEGIN sees what reading after it would. A direct message
+    // that starts a conversation creates it in its own transaction, below.
+    const destination = await resolveDestinationByReading(ctx.db, actor, params, settings);
+    if (destination && destination.recipients.length <= ROWS_PER_TURN) {
       const plan = await planMessage(ctx, ctx.db, actor, destination, content, params, false);
       return sendBatchOf(ctx, realm.id).add(plan);
     }
-    return withTransaction(ctx, realm.id, (work) =>
-      deliverMessage(ctx, work, actor, destination, content, params, false),
-    );
+    if (destination) {
+      return withTransaction(ctx, realm.id, (work) =>
+        deliverMessage(ctx, work, actor, destination, content, params, false),
+      );
+    }
   }
   return withTransaction(ctx, realm.id, async (work) => {
     const destination = await resolveDestination(work.db, actor, params, settings);
@@ -298,8 +302,8 @@ async function announceMessage(
 }
 
 /**
- * Channel sends on PostgreSQL that arrive while a batch of the same organization is written
- * are written together in the next: their messages in one INSERT, their delivery rows in
+ * Sends on PostgreSQL that arrive while a batch of the same organization is written are
+ * written together in the next: their messages in one INSERT, their delivery rows in
  * another, one transaction and one commit for all. A transaction of its own for each send
  * cost PostgreSQL about 1.2 ms of CPU a send, where the same rows written a hundred messages
  * a transaction cost it 0.15 ms (docs/performance.md, item 1).
@@ -386,7 +390,9 @@ async function writeTogether(
     plans.length,
     async (trx, works) => {
       const channels = [
-        ...new Map(plans.map((p) => [p.destination.channel!.id, p.destination.channel!])).values(),
+        ...new Map(
+          plans.flatMap(({ destination: { channel } }) => (channel ? [[channel.id, channel]] : [])),
+        ).values(),
       ];
       const firstBefore = await firstMessageIds(trx, channels);
       const rows = await messagesStore.insertMessages(
@@ -404,7 +410,7 @@ async function writeTogether(
         if (firstBefore.get(channel.id) !== null) continue;
         givesFirstMessage = true;
         // Announced with the first of the batch's sends to the channel, whose message it is.
-        const first = plans.findIndex((p) => p.destination.channel!.id === channel.id);
+        const first = plans.findIndex((p) => p.destination.channel?.id === channel.id);
         await announceFirstMessageIds(
           works[first],
           plans[first].actor.realm,

@@ -11,7 +11,7 @@ import { buildTestApp, POSTGRES_SKIP, TEST_DATABASE_URL, type TestApp } from '..
 import { err } from '../support/callers.ts';
 import { drainEvents, registerQueue, type Event } from '../support/events.ts';
 import type { FixtureUser } from '../support/fixture.ts';
-import { rowsOf, sendToChannel, useClock } from '../support/messages.ts';
+import { rowsOf, sendDirect, sendToChannel, useClock } from '../support/messages.ts';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -111,17 +111,34 @@ const firstMessageEvent = (channel: { id: number; name: string }, value: number)
   value,
 });
 
-function send(who: FixtureUser, to: string, content: string) {
+/** A channel name sends to the channel's topic "batch"; users, a direct message. */
+type Destination = string | FixtureUser[];
+
+function send(who: FixtureUser, to: Destination, content: string) {
   return t
     .as(who)
-    .post('/messages', { type: 'stream', to, topic: 'batch', content, read_by_sender: true });
+    .post(
+      '/messages',
+      typeof to === 'string'
+        ? { type: 'stream', to, topic: 'batch', content, read_by_sender: true }
+        : { type: 'direct', to: to.map((u) => u.id), content, read_by_sender: true },
+    );
+}
+
+/** How many transactions wrote these messages. */
+async function transactionsOf(ids: number[]): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(distinct xmin::text)::int as n from messages where id in (${sql.join(ids)})`.execute(
+    t.ctx.db,
+  );
+  return rows[0].n;
 }
 
 /**
  * The first send's batch waits for the held table; the other sends are made meanwhile and
  * given time to queue; then the table is let go. Returns the answers in the order sent.
  */
-async function sendBehindHeldTable(sends: Array<[FixtureUser, string, string]>) {
+async function sendBehindHeldTable(sends: Array<[FixtureUser, Destination, string]>) {
   const held = await holdTable('messages');
   return whileHeld(held, async () => {
     const first = send(...sends[0]);
@@ -146,7 +163,7 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
     const q = await registerQueue(reader, { event_types: ['message'] });
     const senders = [t.fx.owner, t.fx.admin, t.fx.moderator, t.fx.member, t.fx.owner];
     const answers = await sendBehindHeldTable(
-      senders.map((u, i) => [u, 'general', `batched ${i}`] as [FixtureUser, string, string]),
+      senders.map((u, i) => [u, 'general', `batched ${i}`] as [FixtureUser, Destination, string]),
     );
     for (const a of answers) {
       assert.deepEqual(
@@ -158,11 +175,8 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
     assert.equal(new Set(ids).size, 5);
 
     // The first send committed alone; the four queued behind it fewer times than four.
-    const { rows } = await sql<{ n: number }>`
-      select count(distinct xmin::text)::int as n from messages where id in (${sql.join(ids.slice(1))})`.execute(
-      t.ctx.db,
-    );
-    assert.ok(rows[0].n < 4, `the queued sends took ${rows[0].n} transactions`);
+    const queuedTransactions = await transactionsOf(ids.slice(1));
+    assert.ok(queuedTransactions < 4, `the queued sends took ${queuedTransactions} transactions`);
 
     const subscribers = Object.keys(await rowsOf(t, ids[0])).length;
     assert.ok(subscribers > 1);
@@ -322,6 +336,43 @@ describe('channel sends on PostgreSQL, written in batches', { skip: POSTGRES_SKI
         ({ id: _id, ...e }) => e,
       ),
       [firstMessageEvent(design, answers[0].body.id as number)],
+    );
+  });
+
+  test('direct messages join the batches; one that starts a conversation is written alone', async () => {
+    const { owner, admin, member, member2, moderator } = t.fx;
+    // The conversations of the first two exist already.
+    await sendDirect(t, owner, [member2], 'hello');
+    await sendDirect(t, admin, [member2], 'hello');
+    const reader = t.as(member2);
+    const q = await registerQueue(reader, { event_types: ['message'] });
+
+    const answers = await sendBehindHeldTable([
+      [owner, 'general', 'holds the first batch'],
+      [owner, [member2], 'dm one'],
+      [admin, [member2], 'dm two'],
+      [member, [moderator], 'a new conversation'],
+      [admin, 'general', 'to the channel'],
+    ]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 200, 200, 200],
+    );
+    const ids = answers.map((a) => a.body.id as number);
+    const queued = [ids[1], ids[2], ids[4]];
+    assert.ok((await transactionsOf(queued)) < 3, 'the queued sends shared a transaction');
+    assert.equal(await transactionsOf([...queued, ids[3]]), (await transactionsOf(queued)) + 1);
+
+    assert.deepEqual(await rowsOf(t, ids[1]), { [owner.id]: 1, [member2.id]: 0 });
+    assert.deepEqual(await rowsOf(t, ids[2]), { [admin.id]: 1, [member2.id]: 0 });
+    assert.deepEqual(await rowsOf(t, ids[3]), { [member.id]: 1, [moderator.id]: 0 });
+    const contents = ['holds the first batch', 'dm one', 'dm two', '', 'to the channel'];
+    assert.deepEqual(
+      messageEvents(await drainEvents(t.ctx, reader, q.queue_id, q.last_event_id)),
+      [...ids.entries()]
+        .filter(([i]) => i !== 3)
+        .sort((a, b) => a[1] - b[1])
+        .map(([i, id]) => ['message', id, contents[i], []]),
     );
   });
 });
