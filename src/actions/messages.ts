@@ -176,29 +176,56 @@ async function deliverMessage(
   params: Pick<SendMessageParams, 'client' | 'readBySender' | 'queueId' | 'localId'>,
   internal: boolean,
 ): Promise<{ id: number }> {
-  const db = work.db;
-  const { channel, recipients } = destination;
   // A large send lets other requests in between its steps (reading the recipients, writing
   // their rows, committing) rather than holding the process for all of them at once.
-  const large = recipients.length > ROWS_PER_TURN;
+  const large = destination.recipients.length > ROWS_PER_TURN;
   if (large) await nextTurn();
-  const plan = await planMessage(ctx, db, actor, destination, content, params, internal);
-  const firstBefore = channel ? await firstMessageIds(db, [channel]) : null;
-  const row = await messagesStore.insertMessage(db, plan.message);
-  checkpoint('message-inserted');
-  const rows = userMessageRows(plan, row.id);
-  for (let at = 0; at < rows.length; at += ROWS_PER_TURN) {
+  const plan = await planMessage(ctx, work.db, actor, destination, content, params, internal);
+  const { ids } = await storeMessages(ctx, work.db, [work], [plan], large);
+  if (large) await nextTurn();
+  return { id: ids[0] };
+}
+
+/**
+ * Store planned messages and announce them, each with its own Work, in the transaction db:
+ * the messages in one statement, then their delivery rows, their events, and the first
+ * message of a channel that had none. Whether one did is returned as well.
+ */
+async function storeMessages(
+  ctx: AppContext,
+  db: Q,
+  works: Work[],
+  plans: PlannedMessage[],
+  large: boolean,
+): Promise<{ ids: number[]; givesFirstMessage: boolean }> {
+  const channels = [
+    ...new Map(
+      plans.flatMap(({ destination: { channel } }) => (channel ? [[channel.id, channel]] : [])),
+    ).values(),
+  ];
+  const firstBefore = await firstMessageIds(db, channels);
+  const rows = await messagesStore.insertMessages(
+    db,
+    plans.map((p) => p.message),
+  );
+  for (let i = 0; i < rows.length; i++) checkpoint('message-inserted');
+  const userRows = plans.flatMap((p, i) => userMessageRows(p, rows[i].id));
+  for (let at = 0; at < userRows.length; at += ROWS_PER_TURN) {
     // Rendering and the flags came before the first chunk: a turn between them as well.
     if (large) await nextTurn();
-    await messagesStore.insertUserMessages(db, rows.slice(at, at + ROWS_PER_TURN));
+    await messagesStore.insertUserMessages(db, userRows.slice(at, at + ROWS_PER_TURN));
   }
-  await announceMessage(ctx, work, plan, row);
+  for (let i = 0; i < plans.length; i++) await announceMessage(ctx, works[i], plans[i], rows[i]);
   // A new message can only become its channel's first when the channel had none.
-  if (channel && firstBefore!.get(channel.id) === null) {
-    await announceFirstMessageIds(work, actor.realm, [channel], firstBefore!);
+  let givesFirstMessage = false;
+  for (const channel of channels) {
+    if (firstBefore.get(channel.id) !== null) continue;
+    givesFirstMessage = true;
+    // Announced with the first of the sends to the channel, whose message it is.
+    const first = plans.findIndex((p) => p.destination.channel?.id === channel.id);
+    await announceFirstMessageIds(works[first], plans[first].actor.realm, [channel], firstBefore);
   }
-  if (large) await nextTurn();
-  return { id: row.id };
+  return { ids: rows.map((r) => r.id), givesFirstMessage };
 }
 
 /**
@@ -389,36 +416,9 @@ async function writeTogether(
     realmId,
     plans.length,
     async (trx, works) => {
-      const channels = [
-        ...new Map(
-          plans.flatMap(({ destination: { channel } }) => (channel ? [[channel.id, channel]] : [])),
-        ).values(),
-      ];
-      const firstBefore = await firstMessageIds(trx, channels);
-      const rows = await messagesStore.insertMessages(
-        trx,
-        plans.map((p) => p.message),
-      );
-      for (let i = 0; i < rows.length; i++) checkpoint('message-inserted');
-      await messagesStore.insertUserMessages(
-        trx,
-        plans.flatMap((p, i) => userMessageRows(p, rows[i].id)),
-      );
-      for (let i = 0; i < plans.length; i++)
-        await announceMessage(ctx, works[i], plans[i], rows[i]);
-      for (const channel of channels) {
-        if (firstBefore.get(channel.id) !== null) continue;
-        givesFirstMessage = true;
-        // Announced with the first of the batch's sends to the channel, whose message it is.
-        const first = plans.findIndex((p) => p.destination.channel?.id === channel.id);
-        await announceFirstMessageIds(
-          works[first],
-          plans[first].actor.realm,
-          [channel],
-          firstBefore,
-        );
-      }
-      return rows.map((r) => r.id);
+      const stored = await storeMessages(ctx, trx, works, plans, false);
+      givesFirstMessage = stored.givesFirstMessage;
+      return stored.ids;
     },
     {
       ...hooks,

@@ -56,39 +56,30 @@ export async function withTransaction<T>(
   realmId: number | null,
   fn: (work: Work) => Promise<T>,
 ): Promise<T> {
-  const notices: Notice[] = [];
-  const change = async (trx: Tx): Promise<T> => {
-    const value = await fn(workIn(trx, notices));
-    if (notices.length > 0 && realmId === null) {
-      throw new Error('a transaction that emits events must name its realm');
-    }
-    return value;
-  };
-  const stamp = (seq: number) => {
-    for (const n of notices) Object.assign(n, { realmId, seq });
-  };
-  let result: T;
-  if (ctx.store.dialect === 'sqlite') {
-    // SQLite has one writer: concurrent changes commit together, one sync for many
-    // (group-commit.ts).
-    result = await groupCommitFor(ctx.db).run(async (trx) => {
-      const value = await change(trx);
-      if (notices.length > 0) stamp(await nextEventSeq(trx, realmId!));
-      checkpoint('before-commit');
-      return value;
-    });
-  } else {
-    // The sequence's row lock orders the realm's evented commits; advancing it in the
-    // COMMIT's round trip holds that lock for the commit alone (commitOnPostgres).
-    const done = await commitOnPostgres(ctx.db, change, () => {
-      checkpoint('before-commit');
-      return notices.length > 0 ? advanceEventSeqStatement(realmId!) : null;
-    });
-    if (notices.length > 0) stamp(eventSeqOf(done.rows, realmId!));
-    result = done.value;
+  if (ctx.store.dialect === 'postgres') {
+    return withSharedTransaction(ctx, realmId, 1, (_trx, [work]) => fn(work));
   }
+  // SQLite has one writer: concurrent changes commit together, one sync for many
+  // (group-commit.ts).
+  const notices: Notice[] = [];
+  const result = await groupCommitFor(ctx.db).run(async (trx) => {
+    const value = await fn(workIn(trx, notices));
+    if (notices.length > 0) stamp(notices, realmId, await nextEventSeq(trx, needRealm(realmId)));
+    checkpoint('before-commit');
+    return value;
+  });
   await publishCommitted(ctx, notices);
   return result;
+}
+
+/** The realm of a transaction that emits events; organization creation emits none. */
+function needRealm(realmId: number | null): number {
+  if (realmId === null) throw new Error('a transaction that emits events must name its realm');
+  return realmId;
+}
+
+function stamp(notices: Notice[], realmId: number | null, seq: number): void {
+  for (const n of notices) Object.assign(n, { realmId, seq });
 }
 
 /** A change's view of its transaction: its events are gathered in notices. */
@@ -122,34 +113,37 @@ export interface SharedCommitHooks {
  * Run several changes of one realm in one PostgreSQL transaction, each with its own Work:
  * they commit together, with one advance of the realm's commit sequence (a register
  * snapshot sees all of them or none), and their events are published after the commit in
- * the order of the changes. A failure anywhere rolls all of them back.
+ * the order of the changes. A failure anywhere rolls all of them back. The sequence's row
+ * lock orders the realm's evented commits; advancing it in the COMMIT's round trip holds
+ * that lock for the commit alone (commitOnPostgres).
  */
 export async function withSharedTransaction<T>(
   ctx: AppContext,
-  realmId: number,
+  realmId: number | null,
   changes: number,
   fn: (trx: Tx, works: Work[]) => Promise<T>,
   hooks: SharedCommitHooks = {},
 ): Promise<T> {
   const noticesOf: Notice[][] = Array.from({ length: changes }, () => []);
+  const notices = (): Notice[] => noticesOf.flat();
   const done = await commitOnPostgres(
     ctx.db,
     (trx) =>
       fn(
         trx,
-        noticesOf.map((notices) => workIn(trx, notices)),
+        noticesOf.map((n) => workIn(trx, n)),
       ),
     () => {
+      const evented = notices().length > 0 ? needRealm(realmId) : null;
       checkpoint('before-commit');
       hooks.committing?.();
-      return noticesOf.some((n) => n.length > 0) ? advanceEventSeqStatement(realmId) : null;
+      return evented === null ? null : advanceEventSeqStatement(evented);
     },
   );
-  const notices = noticesOf.flat();
-  const seq = notices.length > 0 ? eventSeqOf(done.rows, realmId) : 0;
-  for (const n of notices) Object.assign(n, { realmId, seq });
+  const all = notices();
+  if (all.length > 0) stamp(all, realmId, eventSeqOf(done.rows, realmId!));
   await hooks.publishAfter;
-  await publishCommitted(ctx, notices);
+  await publishCommitted(ctx, all);
   return done.value;
 }
 

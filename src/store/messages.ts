@@ -21,12 +21,6 @@ function chunks<T>(items: T[], size = CHUNK): T[][] {
   return out;
 }
 
-export async function insertMessage(db: Q, row: NewMessage): Promise<MessageRow> {
-  const inserted = await messageInsert.first(db, ...MESSAGE_COLUMNS.map((c) => row[c]));
-  if (!inserted) throw new Error('insertMessage: no row returned');
-  return inserted;
-}
-
 /** Every column of a new message: the type makes leaving one out a compile error. */
 const MESSAGE_COLUMN_SET: Record<keyof NewMessage, true> = {
   realm_id: true,
@@ -48,13 +42,6 @@ const MESSAGE_COLUMN_SET: Record<keyof NewMessage, true> = {
 };
 /** The compiled INSERT's parameter order. */
 const MESSAGE_COLUMNS = Object.keys(MESSAGE_COLUMN_SET) as Array<keyof NewMessage>;
-
-const messageInsert = compiledQuery(MESSAGE_COLUMNS.length, (db, ...values: unknown[]) =>
-  db
-    .insertInto('messages')
-    .values(Object.fromEntries(MESSAGE_COLUMNS.map((c, i) => [c, values[i]])) as NewMessage)
-    .returningAll(),
-);
 
 /**
  * Several messages in one statement, their rows returned in the order given. PostgreSQL
