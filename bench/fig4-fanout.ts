@@ -49,6 +49,9 @@ export interface FanoutTarget {
 
 let sendNo = 0;
 
+/** Unmeasured K = 1,000 rounds of each side before the measured ones (see figure4). */
+const WARMUP_ROUNDS = 7;
+
 /** Park one poll per receiver, trigger one send, collect every response. */
 export async function fanoutRound(
   t: FanoutTarget,
@@ -204,11 +207,17 @@ export async function figure4(opts: BenchOptions): Promise<FigureResult[]> {
         floor: { server: floor, pollers, trigger, parley: false } as FanoutTarget,
       };
     };
-    // Warm up both, and give the floor Parley's response body to answer with.
+    // Warm up both, and give the floor Parley's response body to answer with. A fresh process
+    // compiles its hot paths on V8's background threads, which share the server's one core:
+    // after a single warm-up round, the next six K = 1,000 rounds had 12-117 ms of TurboFan
+    // compiling each (--trace-opt), against 16-29 ms of the main thread's own work, so they
+    // measured the compiler more than the fan-out (docs/performance.md, item 4).
     const small = targets(parley.seeded.channels[0].id);
-    const warm = await fanoutRound(small.parley, sizes[0], false);
-    if (warm.sample) floor.send({ op: 'set', key: 'event', body: warm.sample });
-    await fanoutRound(small.floor, sizes[0], false);
+    for (let i = 0; i < (opts.quick ? 1 : WARMUP_ROUNDS); i++) {
+      const warm = await fanoutRound(small.parley, sizes[0], false);
+      if (warm.sample) floor.send({ op: 'set', key: 'event', body: warm.sample });
+      await fanoutRound(small.floor, sizes[0], false);
+    }
     const out: FigureResult[] = [];
     const loopRows: Array<{ loop: ProbeStats['loop']; probe?: ProbeResult; disturbed: boolean }> =
       [];
