@@ -17,12 +17,12 @@ import { startFloor, startParley, type Server } from './lib/servers.ts';
 import { round, pairedValue, type Pair } from './lib/stats.ts';
 
 export async function figure1(opts: BenchOptions): Promise<FigureResult> {
-  const seeded = await seedAndStart('fig1', { users: 2, channels: [] });
-  const auth = authOf(seeded.seeded.users[0]);
+  const fixture = await seedAndStart('fig1', { users: 2, channels: [] });
+  const auth = authOf(fixture.seeded.users[0]);
   const body = await (
-    await fetch(`${seeded.server.base}/api/v1/users/me`, { headers: { authorization: auth } })
+    await fetch(`${fixture.server.base}/api/v1/users/me`, { headers: { authorization: auth } })
   ).text();
-  await seeded.server.stop();
+  await fixture.server.stop();
   const run = (s: Server, duration: number) =>
     load(s, {
       path: '/api/v1/users/me',
@@ -38,7 +38,7 @@ export async function figure1(opts: BenchOptions): Promise<FigureResult> {
     let parley: Server | null = null;
     try {
       floor.send({ op: 'set', key: 'me', body, auth });
-      parley = await startParley('fig1', seeded.dataDir);
+      parley = await startParley('fig1', fixture.dataDir);
       // A warm-up of each fresh process, then the measured runs.
       await run(floor, 1);
       await run(parley, 1);
