@@ -3,6 +3,7 @@
 // the raw better-sqlite3 rate for the same rows. Afterwards the rows must match the sends.
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { keepForLife } from '../src/store/sqlite-lifetime.ts';
 import {
   authOf,
   describeWindow,
@@ -61,20 +62,20 @@ export async function sqliteFloor(parley: Parley, synchronous: string, seconds: 
 
 /** Messages and per-user rows the bench sent to its channel. */
 export function countRows(parley: Parley): { messages: number; userMessages: number } {
-  const db = new Database(join(parley.dataDir, 'parley.sqlite3'), { readonly: true });
+  const db = keepForLife(new Database(join(parley.dataDir, 'parley.sqlite3'), { readonly: true }));
   try {
     const channelId = parley.seeded.channels[0].id;
     // One read transaction: the server may still be committing sends that were in flight,
     // and two separate reads would count a different set of messages each.
     const read = db.transaction(() => {
-      const messages = db
-        .prepare("SELECT count(*) AS n FROM messages WHERE channel_id = ? AND topic = 'bench'")
-        .get(channelId) as { n: number };
-      const userMessages = db
-        .prepare(
+      const messages = keepForLife(
+        db.prepare("SELECT count(*) AS n FROM messages WHERE channel_id = ? AND topic = 'bench'"),
+      ).get(channelId) as { n: number };
+      const userMessages = keepForLife(
+        db.prepare(
           "SELECT count(*) AS n FROM user_messages um JOIN messages m ON m.id = um.message_id WHERE m.channel_id = ? AND m.topic = 'bench'",
-        )
-        .get(channelId) as { n: number };
+        ),
+      ).get(channelId) as { n: number };
       return { messages, userMessages };
     });
     const { messages, userMessages } = read();

@@ -3,6 +3,7 @@
 // memory, so Parley needs no bench-only code of its own.
 import { createRequire } from 'node:module';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 
 export interface ProbeStats {
   loop: { p50: number; p99: number; max: number; mean: number; count: number };
@@ -20,8 +21,9 @@ try {
   const Database = createRequire(`${process.cwd()}/package.json`)('better-sqlite3') as new (
     file: string,
   ) => { prepare(sql: string): object; close(): void };
-  const scratch = new Database(':memory:');
-  const Statement = Object.getPrototypeOf(scratch.prepare('SELECT 1')) as Record<
+  // Kept, as Parley keeps its own: on some runtimes freeing them aborts the process.
+  const scratch = keepForLife(new Database(':memory:'));
+  const Statement = Object.getPrototypeOf(keepForLife(scratch.prepare('SELECT 1'))) as Record<
     string,
     (...args: unknown[]) => unknown
   >;

@@ -4,32 +4,34 @@
 // Usage: sqlite-floor.ts <live db> <copy path> <channel id> <sender id> <synchronous> <seconds>
 import { existsSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 
 const [live, copy, channelArg, senderArg, synchronous, secondsArg] = process.argv.slice(2);
 const channelId = Number(channelArg);
 const senderId = Number(senderArg);
 
 if (!existsSync(copy)) {
-  const src = new Database(live, { readonly: true });
-  src.prepare('VACUUM INTO ?').run(copy);
+  const src = keepForLife(new Database(live, { readonly: true }));
+  keepForLife(src.prepare('VACUUM INTO ?')).run(copy);
   src.close();
 }
-const db = new Database(copy);
-db.pragma('journal_mode = WAL');
-db.pragma(`synchronous = ${synchronous}`);
-db.pragma('foreign_keys = ON');
-db.pragma('busy_timeout = 5000');
+const db = keepForLife(new Database(copy));
+// Through exec: pragma() drops the statement it prepares (src/store/sqlite-lifetime.ts).
+db.exec('PRAGMA journal_mode = WAL');
+db.exec(`PRAGMA synchronous = ${synchronous}`);
+db.exec('PRAGMA foreign_keys = ON');
+db.exec('PRAGMA busy_timeout = 5000');
 
-const channel = db
-  .prepare('SELECT realm_id, recipient_id FROM channels WHERE id = ?')
-  .get(channelId) as {
+const channel = keepForLife(
+  db.prepare('SELECT realm_id, recipient_id FROM channels WHERE id = ?'),
+).get(channelId) as {
   realm_id: number;
   recipient_id: number;
 };
 const subscribers = (
-  db
-    .prepare('SELECT user_id FROM subscriptions WHERE channel_id = ? AND active = 1')
-    .all(channelId) as Array<{ user_id: number }>
+  keepForLife(
+    db.prepare('SELECT user_id FROM subscriptions WHERE channel_id = ? AND active = 1'),
+  ).all(channelId) as Array<{ user_id: number }>
 ).map((r) => r.user_id);
 const insertMessage = db.prepare(
   `INSERT INTO messages (realm_id, recipient_id, channel_id, sender_id, topic, content,

@@ -14,6 +14,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
+import { FREEING_SQLITE_OBJECTS_ABORTS, keepForLife } from './sqlite-lifetime.ts';
 import { TableWrites, writeTarget } from './table-writes.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -52,23 +53,24 @@ export function openSqlite(opts: SqliteOptions): Store {
   if (typeof opts.source === 'string' && opts.source !== ':memory:') {
     mkdirSync(dirname(opts.source), { recursive: true });
   }
-  const sqlite = new SQLite(opts.source);
+  const sqlite = keepForLife(new SQLite(opts.source));
+  // Through exec: pragma() prepares a statement that is then dropped (sqlite-lifetime.ts).
   if (typeof opts.source === 'string' && opts.source !== ':memory:')
-    sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma(`synchronous = ${opts.synchronous ?? 'NORMAL'}`);
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
+    sqlite.exec('PRAGMA journal_mode = WAL');
+  sqlite.exec(`PRAGMA synchronous = ${opts.synchronous ?? 'NORMAL'}`);
+  sqlite.exec('PRAGMA foreign_keys = ON');
+  sqlite.exec('PRAGMA busy_timeout = 5000');
   // Group commit runs each change in a savepoint, and SQLite keeps the first copy of every
   // page a savepoint changes in a statement journal: in a temporary file by default, written
   // through the kernel on every send. In memory it holds a few pages per change; a send cost
   // 330-460 µs of CPU instead of 430-630 (docs/performance.md, session 9).
-  sqlite.pragma('temp_store = MEMORY');
+  sqlite.exec('PRAGMA temp_store = MEMORY');
   const writes = new TableWrites();
   const tracked = reusingStatements(sqlite, writes);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: tracked }) });
   // data_version changes when another connection (a command-line action, another process)
   // commits; this connection's own writes are counted as their statements are prepared.
-  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  const dataVersion = keepForLife(sqlite.prepare('PRAGMA data_version')).pluck();
   let seenDataVersion = dataVersion.get() as number;
   let otherChanges = 0;
   // Read at most once per macrotask: the requests one turn of the event loop serves are
@@ -164,8 +166,11 @@ export function mayWriteAccounts(sql: string): boolean {
   return table === undefined || table === 'users' || table === 'realms';
 }
 
-/** Distinct SQL texts whose prepared statements are kept; the builders produce a few hundred. */
-const STATEMENT_CACHE_SIZE = 500;
+/**
+ * Distinct SQL texts whose prepared statements are kept; the builders produce a few hundred.
+ * Where a freed statement would abort the process, none is let go (sqlite-lifetime.ts).
+ */
+const STATEMENT_CACHE_SIZE = FREEING_SQLITE_OBJECTS_ABORTS ? Infinity : 500;
 
 /** What Kysely's SQLite driver calls on a prepared statement, and the cache checks. */
 type PreparedStatement = ReturnType<SqliteDatabase['prepare']> & { readonly busy: boolean };
@@ -204,7 +209,7 @@ function readingRowsAsArrays(stmt: SQLite.Statement): PreparedStatement {
       return out;
     },
     run: (parameters) => stmt.run(parameters),
-    iterate: (parameters) => stmt.iterate(parameters),
+    iterate: (parameters) => keepForLife(stmt.iterate(parameters)),
   };
 }
 
@@ -219,7 +224,7 @@ function reusingStatements(
   sqlite: SQLite.Database,
   writes: TableWrites,
 ): SqliteDatabase & { accountWrites(): number } {
-  const statements = new Map<string, { stmt: SQLite.Statement; prepared: PreparedStatement }>();
+  const statements = new Map<string, KeptStatement>();
   // Kysely prepares each statement it runs, so counting the writing ones here counts every
   // write made through it. Queries wait for an open transaction to end (one connection, one
   // holder), so a read never sees a write that is later rolled back.
@@ -233,24 +238,37 @@ function reusingStatements(
     accountWrites: () => accountWrites,
     prepare(sql: string) {
       const known = statements.get(sql);
-      // A statement still being iterated (a streamed query) cannot run again meanwhile.
-      if (known && !known.stmt.busy) {
-        count(known.stmt);
+      if (known) {
         statements.delete(sql);
         statements.set(sql, known);
-        return known.prepared;
+        // A statement still being iterated (a streamed query) cannot run again meanwhile.
+        const free = known.stmt.busy ? known.spares?.find((s) => !s.stmt.busy) : known;
+        if (free) {
+          count(free.stmt);
+          return free.prepared;
+        }
       }
-      const stmt = sqlite.prepare(sql);
+      const stmt = keepForLife(sqlite.prepare(sql));
       count(stmt);
-      const prepared = readingRowsAsArrays(stmt);
-      if (known) return prepared;
+      const fresh: KeptStatement = { stmt, prepared: readingRowsAsArrays(stmt) };
+      if (known) {
+        (known.spares ??= []).push(fresh);
+        return fresh.prepared;
+      }
       if (statements.size >= STATEMENT_CACHE_SIZE) {
         statements.delete(statements.keys().next().value!);
       }
-      statements.set(sql, { stmt, prepared });
-      return prepared;
+      statements.set(sql, fresh);
+      return fresh.prepared;
     },
   };
+}
+
+/** A prepared statement kept by its SQL text, with others for when it is busy. */
+interface KeptStatement {
+  stmt: SQLite.Statement;
+  prepared: PreparedStatement;
+  spares?: KeptStatement[];
 }
 
 export interface PostgresOptions {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { GroupCommit } from '../../src/actions/group-commit.ts';
 import type { Tx } from '../../src/store/db.ts';
+import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 
 let t: TestApp;
@@ -30,7 +31,7 @@ beforeEach(async () => {
   savepoints = 0;
   // Statements are prepared once and kept, so count their runs: COMMIT and SAVEPOINT are
   // run through better-sqlite3's Statement#run.
-  const statement = Object.getPrototypeOf(t.ctx.store.sqlite!.prepare('select 1')) as {
+  const statement = Object.getPrototypeOf(keepForLife(t.ctx.store.sqlite!.prepare('select 1'))) as {
     run: (...args: unknown[]) => unknown;
   };
   const run = statement.run;

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 import { tempDir } from '../cli/io.ts';
 import { POSTGRES_SKIP, TEST_DATABASE_URL } from '../support/app.ts';
 import { addMember, call, ownerOf, startServerProcess, type Account } from './server-process.ts';
@@ -128,10 +129,12 @@ test('on SQLite: a SIGKILL mid-stream loses no acknowledged message', { timeout:
   const dir = tempDir();
   return crashAndRecover({ PARLEY_DATA_DIR: dir }, () => {
     // The file as the crash left it (the WAL not checkpointed) is consistent.
-    const file = new SQLite(join(dir, 'parley.sqlite3'), { readonly: true });
+    const file = keepForLife(new SQLite(join(dir, 'parley.sqlite3'), { readonly: true }));
     try {
-      assert.deepEqual(file.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
-      assert.deepEqual(file.pragma('foreign_key_check'), []);
+      assert.deepEqual(keepForLife(file.prepare('PRAGMA integrity_check')).all(), [
+        { integrity_check: 'ok' },
+      ]);
+      assert.deepEqual(keepForLife(file.prepare('PRAGMA foreign_key_check')).all(), []);
     } finally {
       file.close();
     }

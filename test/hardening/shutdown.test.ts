@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
+import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 import { runCli } from '../../src/cli/program.ts';
 import { STOP_DEADLINE_MS } from '../../src/cli/signals.ts';
 import { setFaultHook } from '../../src/actions/transaction.ts';
@@ -24,15 +25,17 @@ afterEach(() => setFaultHook(null));
 
 /** The messages stored with this content, and how many user rows each has. */
 function storedMessages(dir: string, content: string): Array<{ id: number; rows: number }> {
-  const db = new SQLite(join(dir, 'parley.sqlite3'), { readonly: true });
+  const db = keepForLife(new SQLite(join(dir, 'parley.sqlite3'), { readonly: true }));
   try {
-    assert.deepEqual(db.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
-    return db
-      .prepare(
+    assert.deepEqual(keepForLife(db.prepare('PRAGMA integrity_check')).all(), [
+      { integrity_check: 'ok' },
+    ]);
+    return keepForLife(
+      db.prepare(
         `SELECT m.id AS id, (SELECT COUNT(*) FROM user_messages u WHERE u.message_id = m.id) AS rows
          FROM messages m WHERE m.content = ? ORDER BY m.id`,
-      )
-      .all(content) as Array<{ id: number; rows: number }>;
+      ),
+    ).all(content) as Array<{ id: number; rows: number }>;
   } finally {
     db.close();
   }

@@ -12,6 +12,7 @@ import { cachedQuery, compiledQuery } from '../../src/store/compiled.ts';
 import { getChannel } from '../../src/store/channels.ts';
 import { openPostgres, openSqlite, type Q, type Store } from '../../src/store/db.ts';
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
+import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 import { CASCADES, tablesRead } from '../../src/store/table-writes.ts';
 import { buildTestApp, POSTGRES_SKIP, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
 
@@ -179,13 +180,16 @@ test('every foreign key that acts on another table is listed in CASCADES', async
   try {
     await migrateToLatest(store.db as never, 'sqlite');
     const raw = store.sqlite!;
-    const tables = raw
-      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+    const tables = keepForLife(
+      raw.prepare(
+        `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`,
+      ),
+    )
       .pluck()
       .all() as string[];
     const acting: Record<string, string[]> = {};
     for (const table of tables) {
-      const keys = raw.prepare(`PRAGMA foreign_key_list("${table}")`).all() as Array<{
+      const keys = keepForLife(raw.prepare(`PRAGMA foreign_key_list("${table}")`)).all() as Array<{
         table: string;
         on_update: string;
         on_delete: string;

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { openSqlite } from '../../src/store/db.ts';
+import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'parley-sqlite-settings-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -12,7 +13,10 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 function settingsOf(file: string, synchronous?: 'NORMAL' | 'FULL') {
   const store = openSqlite({ source: join(dir, file), ...(synchronous ? { synchronous } : {}) });
   const raw = store.sqlite!;
-  const read = (name: string) => raw.pragma(name, { simple: true });
+  const read = (name: string) =>
+    keepForLife(raw.prepare(`PRAGMA ${name}`))
+      .pluck()
+      .get();
   const settings = {
     journal_mode: read('journal_mode'),
     synchronous: read('synchronous'),

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { openSqlite } from '../../src/store/db.ts';
+import { openSqlite, sqliteAtOnce } from '../../src/store/db.ts';
+import { FREEING_SQLITE_OBJECTS_ABORTS, freeingAborts } from '../../src/store/sqlite-lifetime.ts';
 
 function countingPrepares(store: ReturnType<typeof openSqlite>): string[] {
   const raw = store.sqlite!;
@@ -88,4 +89,37 @@ test('rows are objects with every column in order, whatever the values', async (
   } finally {
     await store.close();
   }
+});
+
+test('a query run while its statement is still being read gets another, kept for the next time', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await sql`CREATE TABLE t (id INTEGER PRIMARY KEY)`.execute(store.db);
+    await sql`INSERT INTO t VALUES (1), (2), (3)`.execute(store.db);
+    const prepared = countingPrepares(store);
+    const ids = store.db
+      .selectFrom('t' as never)
+      .select('id' as never)
+      .orderBy('id' as never);
+    const text = ids.compile().sql;
+    for (let round = 0; round < 2; round++) {
+      for await (const row of ids.stream()) {
+        assert.deepEqual(row, { id: 1 });
+        // The streamed query's statement is busy until the stream ends.
+        assert.deepEqual(sqliteAtOnce(store.db)!.run(text, []), [{ id: 1 }, { id: 2 }, { id: 3 }]);
+        break;
+      }
+    }
+    assert.deepEqual(prepared, [text, text]);
+  } finally {
+    await store.close();
+  }
+});
+
+test('better-sqlite3 objects are kept for the life of the process where freeing one aborts it', () => {
+  const affected = ['24.19.0', '24.21.0', '25.0.0'];
+  const unaffected = ['20.19.0', '22.23.3', '24.18.1', '26.12.1'];
+  assert.deepEqual(affected.map(freeingAborts), [true, true, true]);
+  assert.deepEqual(unaffected.map(freeingAborts), [false, false, false, false]);
+  assert.equal(FREEING_SQLITE_OBJECTS_ABORTS, freeingAborts(process.versions.node));
 });
