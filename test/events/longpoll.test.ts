@@ -43,6 +43,31 @@ test('a parked poll wakes on an event', () =>
     assert.equal(res.headers.get('x-ratelimit-limit'), '200');
   }, RATE_LIMITED));
 
+test('a parked poll gets a message of any characters whole: its length is counted in bytes', () =>
+  withServer(async (live) => {
+    const { member, admin, channels } = live.t.fx;
+    const res0 = await live.call(member, 'POST', '/register', { event_types: ['message'] });
+    const queueId = String(res0.body.queue_id);
+    const poll = live.call(member, 'GET', '/events', { queue_id: queueId, last_event_id: -1 });
+    await waitFor(parkedOn(live, queueId));
+    const content = 'grüße, 日本語 🎉 — naïve';
+    const sent = await live.call(admin, 'POST', '/messages', {
+      type: 'stream',
+      to: channels.design.name,
+      topic: 'café ☕',
+      content,
+    });
+    assert.equal(sent.status, 200);
+    const res = await poll;
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-length'), String(Buffer.byteLength(res.text)));
+    const events = res.body.events as Array<{ type: string; message: Record<string, unknown> }>;
+    assert.deepEqual(
+      events.map((e) => [e.type, e.message.id, e.message.subject, e.message.content]),
+      [['message', sent.body.id, 'café ☕', content]],
+    );
+  }));
+
 test('dont_block answers at once; a heartbeat ends a quiet poll', () =>
   withServer(
     async (live) => {
