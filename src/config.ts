@@ -59,6 +59,8 @@ export interface Config {
   canAccessAllUsersGroupLimitsPresence: boolean;
   /** Process identity, part of every queue id. */
   nodeId: string;
+  /** Collect young garbage while the event loop is idle (infra/idle-gc.ts). */
+  idleGc: boolean;
   /** null = outgoing mail is appended to <dataDir>/mail.log instead of sent. */
   smtp: SmtpConfig | null;
 }
@@ -276,6 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
       false,
     ),
     nodeId: readNodeId(env),
+    idleGc: readBool(env, 'PARLEY_IDLE_GC', true),
     smtp: readSmtp(env, externalUrl),
   };
 }
@@ -302,6 +305,7 @@ export const SETTING_NAMES = [
   'PARLEY_MAX_EVENTS_PER_QUEUE',
   'PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE',
   'PARLEY_NODE_ID',
+  'PARLEY_IDLE_GC',
   'PARLEY_SMTP_HOST',
   ...SMTP_OPTIONAL,
 ] as const;

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { firstStart, type FirstStart } from './actions/bootstrap.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, type Config } from './config.ts';
+import { startIdleCollector, type IdleCollector } from './infra/idle-gc.ts';
 import type { AppContext } from './context.ts';
 import { closeContext, createContext, openStore, type ContextOverrides } from './server.ts';
 import type { Store } from './store/db.ts';
@@ -175,6 +176,8 @@ export interface RunningServer {
   firstStart: FirstStart | null;
   /** Sends the outgoing-webhook deliveries stored with messages. */
   outgoingWebhooks: OutgoingWebhookWorker;
+  /** Young-generation collections while idle (PARLEY_IDLE_GC); null when off or unavailable. */
+  idleCollector: IdleCollector | null;
   /** Stop accepting, finish requests in flight, save the event queues, close the database. */
   stop(): Promise<void>;
 }
@@ -234,12 +237,17 @@ export async function startServer(
     );
     const outgoingWebhooks = createOutgoingWebhookWorker(ctx);
     outgoingWebhooks.start();
+    const idleCollector = config.idleGc ? startIdleCollector() : null;
+    if (config.idleGc && !idleCollector) {
+      ctx.log.warn('PARLEY_IDLE_GC: this runtime does not allow collecting garbage on request');
+    }
     const running: RunningServer = {
       ctx,
       app,
       url,
       firstStart: created,
       outgoingWebhooks,
+      idleCollector,
       stop: () => stopServer(running),
     };
     return running;
@@ -252,6 +260,7 @@ export async function startServer(
 
 async function stopServer(server: RunningServer): Promise<void> {
   const { ctx, app } = server;
+  server.idleCollector?.stop();
   await app.close();
   await server.outgoingWebhooks.stop();
   await ctx.http.close();

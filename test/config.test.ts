@@ -41,6 +41,7 @@ test('defaults: SQLite under ./data on 127.0.0.1:9991', () => {
       maxEventsPerQueue: 10_000,
       canAccessAllUsersGroupLimitsPresence: false,
       nodeId: 'n',
+      idleGc: true,
       smtp: null,
     },
   );
@@ -68,6 +69,7 @@ test('every variable is read', () => {
     PARLEY_MAX_EVENTS_PER_QUEUE: '500',
     PARLEY_CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: 'yes',
     PARLEY_NODE_ID: 'web-1',
+    PARLEY_IDLE_GC: 'off',
     PARLEY_SMTP_HOST: 'smtp.example.com',
     PARLEY_SMTP_PORT: '2525',
     PARLEY_SMTP_SECURITY: 'TLS',
@@ -99,6 +101,7 @@ test('every variable is read', () => {
     maxEventsPerQueue: 500,
     canAccessAllUsersGroupLimitsPresence: true,
     nodeId: 'web-1',
+    idleGc: false,
     smtp: {
       host: 'smtp.example.com',
       port: 2525,
@@ -180,6 +183,7 @@ const BAD: Array<[string, string, string]> = [
   ['PARLEY_PORT', '-1', 'must be a whole number from 0 to 65535 (got "-1")'],
   ['PARLEY_LISTEN_BACKLOG', '0', 'must be a whole number from 1 to 65535 (got "0")'],
   ['PARLEY_LISTEN_BACKLOG', 'many', 'must be a whole number from 1 to 65535 (got "many")'],
+  ['PARLEY_IDLE_GC', 'sometimes', 'must be true or false (got "sometimes")'],
   [
     'PARLEY_DATABASE_URL',
     'mysql://db/x',

@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test } from 'node:test';
+import { startIdleCollector, type IdleCollector } from '../../src/infra/idle-gc.ts';
+
+/** Short-lived objects, dropped at once: what a burst of requests leaves in the young generation. */
+function makeGarbage(bytes: number): number {
+  let kept = 0;
+  for (let made = 0; made < bytes; made += 100) {
+    const piece = { n: made, text: `piece ${made}`.padEnd(60, '.') };
+    kept += piece.text.length & 1;
+  }
+  return kept;
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await sleep(10);
+  return check();
+}
+
+/** Keep the event loop busy (every turn spinning) for ms, allocating as it goes. */
+async function busyFor(ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    await new Promise<void>((resolve) =>
+      setImmediate(() => {
+        const spinUntil = Math.min(end, Date.now() + 5);
+        while (Date.now() < spinUntil) makeGarbage(10_000);
+        resolve();
+      }),
+    );
+  }
+}
+
+function watchMinorCollections(): { count: () => number; stop: () => void } {
+  let minor = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries() as Array<
+      PerformanceEntry & { detail?: { kind?: number } }
+    >) {
+      if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) minor++;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return { count: () => minor, stop: () => observer.disconnect() };
+}
+
+test('idle collector: scavenges once the loop is idle and garbage has piled up, without exposing gc', async (t) => {
+  const minor = watchMinorCollections();
+  const collector = startIdleCollector({
+    intervalMs: 20,
+    busyBelow: 0.5,
+    minAllocatedBytes: 64 * 1024,
+  }) as IdleCollector;
+  t.after(() => {
+    collector?.stop();
+    minor.stop();
+  });
+  assert.ok(collector, 'this runtime allows a collection on request');
+  assert.equal((globalThis as { gc?: unknown }).gc, undefined);
+  makeGarbage(512 * 1024);
+  assert.ok(await until(() => collector.collections >= 1, 2_000), 'an idle collection ran');
+  // Performance entries are delivered on a later turn.
+  assert.ok(await until(() => minor.count() >= 1, 1_000), 'V8 reported a minor collection');
+});
+
+test('idle collector: leaves a busy loop alone, and collects once it goes quiet', async (t) => {
+  const collector = startIdleCollector({
+    intervalMs: 20,
+    busyBelow: 0.2,
+    minAllocatedBytes: 64 * 1024,
+  }) as IdleCollector;
+  t.after(() => collector?.stop());
+  await busyFor(300);
+  assert.equal(collector.collections, 0);
+  makeGarbage(512 * 1024);
+  assert.ok(await until(() => collector.collections >= 1, 2_000), 'collected once idle');
+});
+
+test('idle collector: does not collect again until new garbage piles up', async (t) => {
+  const collector = startIdleCollector({
+    intervalMs: 20,
+    busyBelow: 0.5,
+    minAllocatedBytes: 64 * 1024,
+  }) as IdleCollector;
+  t.after(() => collector?.stop());
+  // Objects that survive the first collection stay young until the next: they are not new
+  // garbage. Small amounts, so that V8 does not collect on its own meanwhile.
+  const survivors = Array.from({ length: 3_000 }, (_, i) => ({ i, text: `kept ${i}`.padEnd(60) }));
+  makeGarbage(128 * 1024);
+  assert.ok(await until(() => collector.collections >= 1, 2_000));
+  const after = collector.collections;
+  await sleep(300);
+  assert.equal(collector.collections, after, 'nothing new to collect');
+  makeGarbage(256 * 1024);
+  assert.ok(await until(() => collector.collections > after, 2_000), 'new garbage, collected');
+  assert.equal(survivors.length, 3_000);
+});
+
+test('idle collector: stop ends the checks', async () => {
+  const collector = startIdleCollector({
+    intervalMs: 20,
+    busyBelow: 0.5,
+    minAllocatedBytes: 64 * 1024,
+  }) as IdleCollector;
+  collector.stop();
+  makeGarbage(512 * 1024);
+  await sleep(200);
+  assert.equal(collector.collections, 0);
+});
