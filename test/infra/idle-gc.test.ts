@@ -34,6 +34,13 @@ async function busyFor(ms: number): Promise<void> {
   }
 }
 
+/** A collector that looks every 20 ms; the tests fail at once where the runtime refuses. */
+function collectorFor(options: { busyBelow: number; minAllocatedBytes: number }): IdleCollector {
+  const collector = startIdleCollector({ intervalMs: 20, ...options });
+  assert.ok(collector, 'this runtime allows a collection on request');
+  return collector;
+}
+
 function watchMinorCollections(): { count: () => number; stop: () => void } {
   let minor = 0;
   const observer = new PerformanceObserver((list) => {
@@ -49,16 +56,11 @@ function watchMinorCollections(): { count: () => number; stop: () => void } {
 
 test('idle collector: scavenges once the loop is idle and garbage has piled up, without exposing gc', async (t) => {
   const minor = watchMinorCollections();
-  const collector = startIdleCollector({
-    intervalMs: 20,
-    busyBelow: 0.5,
-    minAllocatedBytes: 64 * 1024,
-  }) as IdleCollector;
+  const collector = collectorFor({ busyBelow: 0.5, minAllocatedBytes: 64 * 1024 });
   t.after(() => {
-    collector?.stop();
+    collector.stop();
     minor.stop();
   });
-  assert.ok(collector, 'this runtime allows a collection on request');
   assert.equal((globalThis as { gc?: unknown }).gc, undefined);
   makeGarbage(512 * 1024);
   assert.ok(await until(() => collector.collections >= 1, 2_000), 'an idle collection ran');
@@ -67,12 +69,8 @@ test('idle collector: scavenges once the loop is idle and garbage has piled up, 
 });
 
 test('idle collector: leaves a busy loop alone, and collects once it goes quiet', async (t) => {
-  const collector = startIdleCollector({
-    intervalMs: 20,
-    busyBelow: 0.2,
-    minAllocatedBytes: 64 * 1024,
-  }) as IdleCollector;
-  t.after(() => collector?.stop());
+  const collector = collectorFor({ busyBelow: 0.2, minAllocatedBytes: 64 * 1024 });
+  t.after(() => collector.stop());
   await busyFor(300);
   assert.equal(collector.collections, 0);
   makeGarbage(512 * 1024);
@@ -80,12 +78,8 @@ test('idle collector: leaves a busy loop alone, and collects once it goes quiet'
 });
 
 test('idle collector: does not collect again until new garbage piles up', async (t) => {
-  const collector = startIdleCollector({
-    intervalMs: 20,
-    busyBelow: 0.5,
-    minAllocatedBytes: 64 * 1024,
-  }) as IdleCollector;
-  t.after(() => collector?.stop());
+  const collector = collectorFor({ busyBelow: 0.5, minAllocatedBytes: 64 * 1024 });
+  t.after(() => collector.stop());
   // Objects that survive the first collection stay young until the next: they are not new
   // garbage. Small amounts, so that V8 does not collect on its own meanwhile.
   const survivors = Array.from({ length: 3_000 }, (_, i) => ({ i, text: `kept ${i}`.padEnd(60) }));
@@ -100,11 +94,7 @@ test('idle collector: does not collect again until new garbage piles up', async 
 });
 
 test('idle collector: stop ends the checks', async () => {
-  const collector = startIdleCollector({
-    intervalMs: 20,
-    busyBelow: 0.5,
-    minAllocatedBytes: 64 * 1024,
-  }) as IdleCollector;
+  const collector = collectorFor({ busyBelow: 0.5, minAllocatedBytes: 64 * 1024 });
   collector.stop();
   makeGarbage(512 * 1024);
   await sleep(200);
