@@ -231,16 +231,22 @@ export async function startServer(
       config.externalUrl = external;
     }
     const url = `http://${hostInUrl(config.host)}:${port}`;
-    ctx.log.info(
-      { url, nodeId: config.nodeId, database: ctx.store.dialect, redis: Boolean(config.redisUrl) },
-      'Parley started',
-    );
-    const outgoingWebhooks = createOutgoingWebhookWorker(ctx);
-    outgoingWebhooks.start();
     const idleCollector = config.idleGc ? startIdleCollector() : null;
     if (config.idleGc && !idleCollector) {
       ctx.log.warn('PARLEY_IDLE_GC: this runtime does not allow collecting garbage on request');
     }
+    ctx.log.info(
+      {
+        url,
+        nodeId: config.nodeId,
+        database: ctx.store.dialect,
+        redis: Boolean(config.redisUrl),
+        idleGc: idleCollector !== null,
+      },
+      'Parley started',
+    );
+    const outgoingWebhooks = createOutgoingWebhookWorker(ctx);
+    outgoingWebhooks.start();
     const running: RunningServer = {
       ctx,
       app,

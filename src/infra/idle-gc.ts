@@ -28,7 +28,7 @@ export interface IdleCollector {
 }
 
 /** Checked ten times a second; a check costs microseconds. Idle: under 1 % busy. */
-export const IDLE_GC_DEFAULTS: IdleCollectorOptions = {
+const IDLE_GC_DEFAULTS: IdleCollectorOptions = {
   intervalMs: 100,
   busyBelow: 0.01,
   minAllocatedBytes: 1 << 20,

@@ -235,6 +235,25 @@ describe('serve in-process', () => {
     },
   );
 
+  test('the start log says whether idle garbage collection runs (PARLEY_IDLE_GC)', async () => {
+    const started = async (env: Record<string, string>) => {
+      const run = await startInProcess({
+        PARLEY_DATA_DIR: tempDir(),
+        PARLEY_LOG_LEVEL: 'info',
+        ...env,
+      });
+      await stopInProcess(run);
+      const lines = run.cap
+        .stderr()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      return lines.find((l) => l.msg === 'Parley started')?.idleGc;
+    };
+    assert.equal(await started({}), true);
+    assert.equal(await started({ PARLEY_IDLE_GC: 'off' }), false);
+  });
+
   test('a port in use stops the start with one line naming PARLEY_PORT', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
