@@ -3,7 +3,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EventsReply, QueueEnv } from '../../src/events/queues.ts';
-import { client, env, EventQueues, flat, flatReply, open, park } from './queue-kit.ts';
+import {
+  client,
+  env,
+  EventQueues,
+  flat,
+  flatReply,
+  nextMacrotask,
+  open,
+  park,
+  parkCosting,
+} from './queue-kit.ts';
 
 /** Queue phases in creation order (ms into the heartbeat period). */
 function phased(config: Partial<QueueEnv['config']>, phases: number[]): QueueEnv {
@@ -39,18 +49,24 @@ test('polls parked together get their heartbeats at their own phases, not togeth
   await q.shutdown();
 });
 
-test('heartbeats due at once are answered a few hundred per macrotask', async () => {
-  const q = new EventQueues(phased({ heartbeatMinMs: 30, heartbeatJitterMs: 0 }, []));
+test('heartbeats due at once are answered in slices of 5 ms like any event', async () => {
+  const clock = { now: 0 };
+  const q = new EventQueues({
+    ...phased({ heartbeatMinMs: 30, heartbeatJitterMs: 0 }, []),
+    sliceClock: () => clock.now,
+  });
   const answered: EventsReply[] = [];
-  for (let user = 1000; user < 1600; user++) {
-    void park(q, open(q, client(), user), user).then((r) => answered.push(r));
+  const polls: Array<[string, number]> = [];
+  for (let user = 1000; user < 1020; user++) polls.push([open(q, client(), user), user]);
+  // Answers of 2 ms: 3 a macrotask (the third passes 5 ms).
+  parkCosting(q, polls, clock, 2, answered);
+  while (answered.length === 0) await nextMacrotask();
+  const counts = [answered.length];
+  while (answered.length < polls.length) {
+    await nextMacrotask();
+    counts.push(answered.length);
   }
-  while (answered.length === 0) await new Promise((r) => setImmediate(r));
-  assert.equal(answered.length, 256);
-  await new Promise((r) => setImmediate(r));
-  assert.equal(answered.length, 512);
-  await new Promise((r) => setImmediate(r));
-  assert.equal(answered.length, 600);
+  assert.deepEqual(counts, [3, 6, 9, 12, 15, 18, 20]);
   assert.deepEqual(flat(answered[0].events), [{ type: 'heartbeat', id: 0 }]);
   await q.shutdown();
 });

@@ -119,6 +119,32 @@ export function park(
   });
 }
 
+/**
+ * Park polls that take costMs each to answer on a clock the test holds, which the queues
+ * read as their slice clock; each answer lands in answered when it is written.
+ */
+export function parkCosting(
+  queues: EventQueues,
+  ids: Array<[id: string, userId: number]>,
+  clock: { now: number },
+  costMs: number,
+  answered: EventsReply[],
+): void {
+  const sink: PollSink = {
+    answer: (reply) => {
+      clock.now += costMs;
+      answered.push(reply);
+    },
+    fail: (err) => assert.fail(err),
+  };
+  for (const [id, userId] of ids) {
+    assert.ok(queues.poll(id, userId, { dontBlock: false }, sink) instanceof ParkedPoll);
+  }
+}
+
+/** The next macrotask, after the ones already scheduled. */
+export const nextMacrotask = (): Promise<void> => new Promise((r) => setImmediate(r));
+
 export const notice = (
   event: ParleyEvent,
   users = [ALICE],

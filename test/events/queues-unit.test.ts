@@ -18,9 +18,11 @@ import {
   flat,
   flatReply,
   noSink,
+  nextMacrotask,
   notice,
   open,
   park,
+  parkCosting,
   REALM,
   take,
 } from './queue-kit.ts';
@@ -58,21 +60,36 @@ test('register consistency: notices the snapshot already reflects are dropped, e
   ]);
 });
 
-test('parked polls are answered in chunks, a few hundred per macrotask', async () => {
-  const q = new EventQueues(env());
+/** How many of 20 parked polls are answered after each macrotask, when each takes costMs. */
+async function answeredPerMacrotask(costMs: number): Promise<number[]> {
+  const clock = { now: 0 };
+  const q = new EventQueues({ ...env(), sliceClock: () => clock.now });
   const answered: EventsReply[] = [];
-  const users = Array.from({ length: 600 }, (_, i) => 1000 + i);
-  for (const user of users) {
-    const id = open(q, client(), user);
-    void park(q, id, user, -1).then((r) => answered.push(r));
-  }
+  const users = Array.from({ length: 20 }, (_, i) => 1000 + i);
+  const polls = users.map((user): [string, number] => [open(q, client(), user), user]);
+  parkCosting(q, polls, clock, costMs, answered);
   q.deliver([notice({ type: 'alert_words', alert_words: [] }, users)]);
   assert.equal(answered.length, 0);
-  await new Promise((r) => setImmediate(r));
-  assert.equal(answered.length, 256);
-  while (answered.length < users.length) await new Promise((r) => setImmediate(r));
-  assert.deepEqual(flat(answered[0].events), [{ type: 'alert_words', alert_words: [], id: 0 }]);
+  const counts = [];
+  while (answered.length < users.length) {
+    await nextMacrotask();
+    counts.push(answered.length);
+  }
+  assert.deepEqual(flat(answered[19].events), [{ type: 'alert_words', alert_words: [], id: 0 }]);
   await q.shutdown();
+  return counts;
+}
+
+test('parked polls are answered in slices of 5 ms, however many answers that is', async () => {
+  assert.deepEqual(await answeredPerMacrotask(1), [5, 10, 15, 20]);
+  // The answer that reaches 5 ms ends its slice.
+  assert.deepEqual(await answeredPerMacrotask(3), [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]);
+  assert.deepEqual(await answeredPerMacrotask(0.2), [20]);
+  // An answer longer than a slice still goes, one a macrotask.
+  assert.deepEqual(
+    await answeredPerMacrotask(20),
+    Array.from({ length: 20 }, (_, i) => i + 1),
+  );
 });
 
 test('a queue over its cap is dropped; its parked poll fails with BAD_EVENT_QUEUE_ID', async () => {
