@@ -7,6 +7,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { client, env, EventQueues, notice, open, REALM, take } from './queue-kit.ts';
+import { nextTurn } from '../../src/actions/transaction.ts';
 
 const USERS = Array.from({ length: 1200 }, (_, i) => 1000 + i);
 const words = (w: string) => ({ type: 'alert_words' as const, alert_words: [w] });
@@ -16,7 +17,6 @@ function openAll(q: EventQueues): string[] {
 }
 
 const pending = (q: EventQueues, ids: string[]) => ids.map((id) => q.inspect(id)!.pending.length);
-const nextMacrotask = () => new Promise((r) => setImmediate(r));
 
 test('a large fan-out is delivered in chunks, each queue in commit order', async () => {
   const q = new EventQueues(env());
@@ -28,7 +28,7 @@ test('a large fan-out is delivered in chunks, each queue in commit order', async
   const first = pending(q, ids);
   assert.deepEqual(first.slice(0, 500), Array(500).fill(1));
   assert.deepEqual(first.slice(500), Array(700).fill(0));
-  for (let i = 0; i < 10; i++) await nextMacrotask();
+  for (let i = 0; i < 10; i++) await nextTurn();
   assert.deepEqual(pending(q, ids.slice(0, -1)), Array(1199).fill(2));
   assert.deepEqual(take(q, ids.at(-1)!, last), [
     { ...words('a'), id: 0 },
@@ -50,7 +50,7 @@ test('a snapshot taken between chunks filters the notices it reflects', async ()
   // Register read its snapshot at sequence 1 before either notice reached this queue.
   assert.deepEqual(q.inspect(lateId)?.pending, []);
   assert.equal(q.setSnapshot(lateId, 1, { emptyTopicDisplayName: '' }), true);
-  for (let i = 0; i < 10; i++) await nextMacrotask();
+  for (let i = 0; i < 10; i++) await nextTurn();
   assert.deepEqual(take(q, lateId, late), [{ ...words('two'), id: 0 }]);
   assert.deepEqual(pending(q, ids), Array(1200).fill(2));
 });

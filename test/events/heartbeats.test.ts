@@ -3,17 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EventsReply, QueueEnv } from '../../src/events/queues.ts';
-import {
-  client,
-  env,
-  EventQueues,
-  flat,
-  flatReply,
-  nextMacrotask,
-  open,
-  park,
-  parkCosting,
-} from './queue-kit.ts';
+import { client, env, EventQueues, flat, flatReply, open, park, parkCosting } from './queue-kit.ts';
+import { nextTurn } from '../../src/actions/transaction.ts';
 
 /** Queue phases in creation order (ms into the heartbeat period). */
 function phased(config: Partial<QueueEnv['config']>, phases: number[]): QueueEnv {
@@ -32,7 +23,7 @@ test('polls parked together get their heartbeats at their own phases, not togeth
   ]);
   const other = first === a ? b : a;
   // Timers due together would all have run by the next macrotask.
-  await new Promise((r) => setImmediate(r));
+  await nextTurn();
   assert.equal(q.inspect(other)?.parked, true);
   assert.deepEqual(flatReply(replies.get(first)), {
     events: [{ type: 'heartbeat', id: 0 }],
@@ -60,10 +51,10 @@ test('heartbeats due at once are answered in slices of 5 ms like any event', asy
   for (let user = 1000; user < 1020; user++) polls.push([open(q, client(), user), user]);
   // Answers of 2 ms: 3 a macrotask (the third passes 5 ms).
   parkCosting(q, polls, clock, 2, answered);
-  while (answered.length === 0) await nextMacrotask();
+  while (answered.length === 0) await nextTurn();
   const counts = [answered.length];
   while (answered.length < polls.length) {
-    await nextMacrotask();
+    await nextTurn();
     counts.push(answered.length);
   }
   assert.deepEqual(counts, [3, 6, 9, 12, 15, 18, 20]);

@@ -142,9 +142,6 @@ export function parkCosting(
   }
 }
 
-/** The next macrotask, after the ones already scheduled. */
-export const nextMacrotask = (): Promise<void> => new Promise((r) => setImmediate(r));
-
 export const notice = (
   event: ParleyEvent,
   users = [ALICE],

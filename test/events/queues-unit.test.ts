@@ -18,7 +18,6 @@ import {
   flat,
   flatReply,
   noSink,
-  nextMacrotask,
   notice,
   open,
   park,
@@ -26,6 +25,7 @@ import {
   REALM,
   take,
 } from './queue-kit.ts';
+import { nextTurn } from '../../src/actions/transaction.ts';
 
 test('queue ids name their process; event ids increase from 0', () => {
   const q = new EventQueues(env());
@@ -72,7 +72,7 @@ async function answeredPerMacrotask(costMs: number): Promise<number[]> {
   assert.equal(answered.length, 0);
   const counts = [];
   while (answered.length < users.length) {
-    await nextMacrotask();
+    await nextTurn();
     counts.push(answered.length);
   }
   assert.deepEqual(flat(answered[19].events), [{ type: 'alert_words', alert_words: [], id: 0 }]);
