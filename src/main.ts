@@ -210,6 +210,11 @@ export async function startServer(
   const ctx = await openContext(config, overrides);
   let app: FastifyInstance | null = null;
   try {
+    // A server's commits should not copy the WAL into the database file (store/checkpoints.ts).
+    ctx.store.checkpointInBackground?.({
+      onError: (err) =>
+        ctx.log.warn({ err }, 'background checkpoints stopped; SQLite checkpoints in its commits'),
+    });
     await restoreQueues(ctx);
     const created = await firstStart(ctx);
     app = await buildApp(ctx);
@@ -242,6 +247,7 @@ export async function startServer(
         database: ctx.store.dialect,
         redis: Boolean(config.redisUrl),
         idleGc: idleCollector !== null,
+        backgroundCheckpoints: ctx.store.checkpointInBackground !== undefined,
       },
       'Parley started',
     );

@@ -13,6 +13,11 @@ import {
   type Transaction,
 } from 'kysely';
 import pg from 'pg';
+import {
+  startBackgroundCheckpoints,
+  type BackgroundCheckpoints,
+  type CheckpointOptions,
+} from './checkpoints.ts';
 import type { DB } from './schema.ts';
 import { FREEING_SQLITE_OBJECTS_ABORTS, keepForLife } from './sqlite-lifetime.ts';
 import { TableWrites, writeTarget } from './table-writes.ts';
@@ -37,6 +42,11 @@ export interface Store {
    * number is in the database (migration 0011), so it comes as a promise.
    */
   accountsVersion(): number | null | Promise<number | null>;
+  /**
+   * SQLite on a file only: WAL checkpoints move to a worker thread until close
+   * (checkpoints.ts). A server calls it; a short command leaves SQLite's own.
+   */
+  checkpointInBackground?(options?: CheckpointOptions): void;
   close(): Promise<void>;
 }
 
@@ -54,10 +64,11 @@ export function openSqlite(opts: SqliteOptions): Store {
     mkdirSync(dirname(opts.source), { recursive: true });
   }
   const sqlite = keepForLife(new SQLite(opts.source));
+  const file = typeof opts.source === 'string' && opts.source !== ':memory:' ? opts.source : null;
+  const synchronous = opts.synchronous ?? 'NORMAL';
   // Through exec: pragma() prepares a statement that is then dropped (sqlite-lifetime.ts).
-  if (typeof opts.source === 'string' && opts.source !== ':memory:')
-    sqlite.exec('PRAGMA journal_mode = WAL');
-  sqlite.exec(`PRAGMA synchronous = ${opts.synchronous ?? 'NORMAL'}`);
+  if (file !== null) sqlite.exec('PRAGMA journal_mode = WAL');
+  sqlite.exec(`PRAGMA synchronous = ${synchronous}`);
   sqlite.exec('PRAGMA foreign_keys = ON');
   sqlite.exec('PRAGMA busy_timeout = 5000');
   // Group commit runs each change in a savepoint, and SQLite keeps the first copy of every
@@ -104,6 +115,7 @@ export function openSqlite(opts: SqliteOptions): Store {
     stopReading: (tables) => writes.stopReading(tables),
     noteRead: (tables) => writes.noteRead(tables),
   });
+  let checkpoints: BackgroundCheckpoints | null = null;
   return {
     db,
     dialect: 'sqlite',
@@ -112,8 +124,16 @@ export function openSqlite(opts: SqliteOptions): Store {
       checkOthers();
       return tracked.accountWrites() + otherChanges;
     },
+    ...(file !== null && {
+      checkpointInBackground(options?: CheckpointOptions) {
+        checkpoints ??= startBackgroundCheckpoints(sqlite, file, synchronous, options);
+      },
+    }),
     async close() {
+      await checkpoints?.stop();
       await db.destroy();
+      // Kysely closes the connection only if a query of its own opened its driver.
+      if (sqlite.open) sqlite.close();
     },
   };
 }

@@ -254,6 +254,21 @@ describe('serve in-process', () => {
     assert.equal(await started({ PARLEY_IDLE_GC: 'off' }), false);
   });
 
+  test('a server on SQLite leaves checkpoints to a worker thread and says so', async () => {
+    const dir = tempDir();
+    const run = await startInProcess({ PARLEY_DATA_DIR: dir, PARLEY_LOG_LEVEL: 'info' });
+    await stopInProcess(run);
+    const started = run.cap
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'Parley started');
+    assert.equal(started?.backgroundCheckpoints, true);
+    // The worker had stopped before the store closed, so the last connection removed the WAL.
+    assert.equal(existsSync(join(dir, 'parley.sqlite3-wal')), false);
+  });
+
   test('a port in use stops the start with one line naming PARLEY_PORT', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

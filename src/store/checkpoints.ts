@@ -1,0 +1,120 @@
+// Background checkpoints: a serving SQLite connection hands its WAL checkpoints to a worker
+// thread. Left to itself, SQLite checkpoints inside the commit that takes the WAL past 1,000
+// pages, on the thread that serves requests. A send to a large channel writes one delivery
+// row per member into tables ordered by user, dirtying about a page per member in each: on
+// tables with history nearly every such commit then copied thousands of pages into the
+// database and synced it, which was most of the send's time (docs/performance.md, session 23).
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type SQLite from 'better-sqlite3';
+
+export interface CheckpointOptions {
+  /** How often the worker copies what the WAL holds into the database. */
+  intervalMs?: number;
+  /**
+   * WAL pages after which the serving connection checkpoints at its next commit after all,
+   * as SQLite does by default at 1,000: a bound for when the worker falls behind or stops.
+   */
+  backstopPages?: number;
+  /** The worker failed; the serving connection has gone back to checkpointing itself. */
+  onError?: (err: unknown) => void;
+}
+
+export interface BackgroundCheckpoints {
+  /** Stops the worker and gives the serving connection its own checkpoints back. */
+  stop(): Promise<void>;
+}
+
+const DEFAULT_INTERVAL_MS = 100;
+// 40 MB of 4 KB pages. The WAL starts again from its beginning only at a write after a
+// checkpoint that copied all of it, which under writes without pauses the worker seldom
+// manages: the WAL then grows to this, and the serving connection's own checkpoint, copying
+// only what the worker has not, lets it start again (docs/performance.md, session 23).
+const DEFAULT_BACKSTOP_PAGES = 10_000;
+/** SQLite's own default, restored when the worker stops. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
+
+/** better-sqlite3 as this module finds it, for the worker to load the same. */
+const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
+
+/**
+ * The worker, in plain JavaScript: it runs without the TypeScript loader, which Node 20 does
+ * not carry into workers, and without this module's imports.
+ *
+ * Its own connection copies what the WAL holds into the database on a timer. A checkpoint
+ * syncs the WAL before copying it and the database after, as far as its connection's
+ * `synchronous` asks, so it asks what the serving connection's does. PASSIVE never waits for
+ * a lock: what readers or a writer still hold is left for the next turn. The connection and
+ * statement stay reachable until the worker exits (sqlite-lifetime.ts), whose cleanup frees
+ * them safely.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const SQLite = require(workerData.driver);
+// better-sqlite3's errors reach the parent without their message (their class does not
+// survive the copy between threads); a plain Error keeps it.
+const plainly = (work) => {
+  try {
+    return work();
+  } catch (err) {
+    throw Object.assign(new Error(err.message), { code: err.code });
+  }
+};
+const sqlite = plainly(() => new SQLite(workerData.path, { fileMustExist: true }));
+const checkpoint = plainly(() => {
+  sqlite.exec('PRAGMA synchronous = ' + workerData.synchronous);
+  return sqlite.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+});
+const timer = setInterval(() => plainly(() => checkpoint.get()), workerData.intervalMs);
+parentPort.on('message', (message) => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  sqlite.close();
+  parentPort.close();
+});
+`;
+
+export function startBackgroundCheckpoints(
+  sqlite: SQLite.Database,
+  path: string,
+  synchronous: 'OFF' | 'NORMAL' | 'FULL',
+  options: CheckpointOptions = {},
+): BackgroundCheckpoints {
+  const restore = (): void => {
+    sqlite.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+  };
+  sqlite.exec(`PRAGMA wal_autocheckpoint = ${options.backstopPages ?? DEFAULT_BACKSTOP_PAGES}`);
+  const workerData = {
+    driver: DRIVER,
+    path,
+    intervalMs: options.intervalMs ?? DEFAULT_INTERVAL_MS,
+    synchronous,
+  };
+  // No inherited flags: the TypeScript loader would only slow the worker's start.
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData, execArgv: [] });
+  // A process that leaves without closing its store (a failed start, a test) is not held
+  // open by the worker; a checkpoint cut short is safe, as after a crash.
+  worker.unref();
+  let running = true;
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.on('error', (err) => {
+    if (!running) return;
+    running = false;
+    restore();
+    options.onError?.(err);
+  });
+  return {
+    async stop() {
+      // Held open until the worker has closed its connection.
+      worker.ref();
+      if (running) {
+        running = false;
+        worker.postMessage('stop');
+        await exited;
+        restore();
+      } else {
+        await exited;
+      }
+    },
+  };
+}

@@ -1,0 +1,130 @@
+// A serving SQLite connection leaves WAL checkpoints to a worker thread (store/checkpoints.ts).
+// What a checkpoint does is visible on disk: it copies the WAL's pages into the database
+// file, which grows only then, and the last connection to close removes the WAL.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { startBackgroundCheckpoints } from '../../src/store/checkpoints.ts';
+import { openSqlite, type Store } from '../../src/store/db.ts';
+import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
+import { waitFor } from '../cli/io.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'parley-checkpoints-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+let files = 0;
+function freshFile(): string {
+  return join(dir, `db-${++files}.sqlite3`);
+}
+
+const PAGE = 4096;
+/** Rows of a little less than a page each: one commit of them writes about `rows` pages. */
+function writePages(store: Store, rows: number): void {
+  const raw = store.sqlite!;
+  raw.exec('CREATE TABLE IF NOT EXISTS filler (id INTEGER PRIMARY KEY, body BLOB)');
+  raw.exec(
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${rows})
+     INSERT INTO filler (body) SELECT randomblob(3000) FROM n`,
+  );
+}
+
+function fileSize(path: string): number {
+  return existsSync(path) ? statSync(path).size : 0;
+}
+
+function readValue(store: Store, sql: string): unknown {
+  return keepForLife(store.sqlite!.prepare(sql)).pluck().get();
+}
+
+test('without background checkpoints, the commit past 1,000 WAL pages copies them itself', async () => {
+  const file = freshFile();
+  const store = openSqlite({ source: file });
+  try {
+    writePages(store, 1_500);
+    // SQLite's own checkpoint ran inside that commit: the database file holds the rows.
+    assert.ok(fileSize(file) >= 1_500 * PAGE, `database file ${fileSize(file)} bytes`);
+  } finally {
+    await store.close();
+  }
+});
+
+test('with background checkpoints, a commit leaves the WAL for the worker', async () => {
+  const file = freshFile();
+  const store = openSqlite({ source: file });
+  try {
+    // A worker that will not come round within the test.
+    store.checkpointInBackground!({ intervalMs: 3_600_000 });
+    const before = fileSize(file);
+    writePages(store, 1_500);
+    assert.equal(fileSize(file), before);
+    assert.ok(fileSize(`${file}-wal`) >= 1_500 * PAGE);
+    assert.equal(readValue(store, 'PRAGMA wal_autocheckpoint'), 10_000);
+  } finally {
+    await store.close();
+  }
+});
+
+test('the worker copies the WAL into the database on its timer', async () => {
+  const file = freshFile();
+  const store = openSqlite({ source: file });
+  try {
+    store.checkpointInBackground!({ intervalMs: 20 });
+    writePages(store, 1_500);
+    await waitFor('the checkpoint', () => fileSize(file) >= 1_500 * PAGE, 10_000);
+    assert.equal(readValue(store, 'SELECT count(*) FROM filler'), 1_500);
+  } finally {
+    await store.close();
+  }
+});
+
+test('past the backstop the serving connection checkpoints after all', async () => {
+  const file = freshFile();
+  const store = openSqlite({ source: file });
+  try {
+    store.checkpointInBackground!({ intervalMs: 3_600_000, backstopPages: 200 });
+    writePages(store, 500);
+    assert.ok(fileSize(file) >= 500 * PAGE, `database file ${fileSize(file)} bytes`);
+  } finally {
+    await store.close();
+  }
+});
+
+test('closing the store stops the worker first, so the WAL is checkpointed and removed', async () => {
+  const file = freshFile();
+  const store = openSqlite({ source: file });
+  store.checkpointInBackground!({ intervalMs: 3_600_000 });
+  writePages(store, 300);
+  assert.ok(existsSync(`${file}-wal`));
+  await store.close();
+  assert.equal(existsSync(`${file}-wal`), false);
+  assert.ok(fileSize(file) >= 300 * PAGE);
+});
+
+test('a worker that fails gives the connection its own checkpoints back and says so', async () => {
+  const file = freshFile();
+  const store = openSqlite({ source: file });
+  try {
+    const failures: unknown[] = [];
+    // A path with no database: the worker's connection cannot open.
+    const checkpoints = startBackgroundCheckpoints(store.sqlite!, join(dir, 'none'), 'NORMAL', {
+      onError: (err) => failures.push(err),
+    });
+    assert.equal(readValue(store, 'PRAGMA wal_autocheckpoint'), 10_000);
+    await waitFor('the failure', () => failures.length > 0, 10_000);
+    // The worker's error arrives as a copy: its message, not its class.
+    assert.match((failures[0] as Error).message, /unable to open database file/);
+    assert.equal(readValue(store, 'PRAGMA wal_autocheckpoint'), 1_000);
+    await checkpoints.stop();
+    assert.equal(failures.length, 1);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a database in memory has no WAL and offers no background checkpoints', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  assert.equal(store.checkpointInBackground, undefined);
+  await store.close();
+});
