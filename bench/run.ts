@@ -16,6 +16,7 @@ import { figure5 } from './fig5-delivery-cpu.ts';
 import { figure6 } from './fig6-memory.ts';
 import { figure7 } from './fig7-idle.ts';
 import { figure8 } from './fig8-register.ts';
+import { figure9 } from './fig9-history.ts';
 
 const FIGURES: Record<string, (o: BenchOptions) => Promise<FigureResult | FigureResult[]>> = {
   '1': figure1,
@@ -26,6 +27,7 @@ const FIGURES: Record<string, (o: BenchOptions) => Promise<FigureResult | Figure
   '6': figure6,
   '7': figure7,
   '8': figure8,
+  '9': figure9,
 };
 
 /** The whole suite must end: a figure that overruns this is abandoned. */

@@ -5,23 +5,32 @@
 // what these figures measure.) Reads the spec from BENCH_SEED_FILE, writes the credentials
 // to <spec.out>. Run by the bench as a child process with the server's PARLEY_* settings.
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { AppContext } from '../../src/context.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openContext } from '../../src/main.ts';
 import { closeContext } from '../../src/server.ts';
 import { createOrganization } from '../../src/actions/bootstrap.ts';
 import { doCreateChannel } from '../../src/actions/channels.ts';
 import { withTransaction } from '../../src/actions/transaction.ts';
+import { FLAG_BITS } from '../../src/lib/message-flags.ts';
 import { ROLE, systemGroupForRole } from '../../src/lib/roles.ts';
 import { readUserSettings, writeUserSettings } from '../../src/lib/user-settings.ts';
 import * as channelsStore from '../../src/store/channels.ts';
+import * as messagesStore from '../../src/store/messages.ts';
 import * as groupsStore from '../../src/store/user-groups.ts';
 import * as usersStore from '../../src/store/users.ts';
+import { messageContent } from './common.ts';
 
 export interface SeedSpec {
   /** Users including the owner (index 0). */
   users: number;
   /** Each channel's subscribers as user indexes; 'all' for everyone. */
   channels: Array<{ name: string; subscribers: number[] | 'all' }>;
+  /**
+   * Earlier messages in the first channel, sent by its subscribers in turn and unread by
+   * the others, each with a row for every subscriber: the history a send's rows join.
+   */
+  history?: number;
   out: string;
 }
 
@@ -91,11 +100,13 @@ async function seed(spec: SeedSpec): Promise<Seeded> {
       }
     });
     const channels: Seeded['channels'] = [];
+    let first: { recipientId: number; subscribers: number[] } | null = null;
     await withTransaction(ctx, realm.id, async (work) => {
       for (const c of spec.channels) {
         const row = await doCreateChannel(ctx, work, realm, owner, { name: c.name });
         channels.push({ id: row.id, name: row.name });
         const subs = c.subscribers === 'all' ? users.map((_, i) => i) : c.subscribers;
+        first ??= { recipientId: row.recipient_id!, subscribers: subs.map((i) => users[i].id) };
         for (const i of subs) {
           await channelsStore.upsertSubscription(work.db, {
             user_id: users[i].id,
@@ -113,9 +124,59 @@ async function seed(spec: SeedSpec): Promise<Seeded> {
         }
       }
     });
+    if (spec.history && first) {
+      await seedHistory(ctx, realm.id, channels[0].id, first, spec.history);
+    }
     return { realmId: realm.id, users, channels };
   } finally {
     await closeContext(ctx);
+  }
+}
+
+/** History in batches of messages, one transaction each. */
+async function seedHistory(
+  ctx: AppContext,
+  realmId: number,
+  channelId: number,
+  channel: { recipientId: number; subscribers: number[] },
+  count: number,
+): Promise<void> {
+  const BATCH = 20;
+  for (let at = 0; at < count; at += BATCH) {
+    await withTransaction(ctx, realmId, async (work) => {
+      const rows = Array.from({ length: Math.min(BATCH, count - at) }, (_, i) => {
+        const content = messageContent(at + i);
+        return {
+          realm_id: realmId,
+          recipient_id: channel.recipientId,
+          channel_id: channelId,
+          sender_id: channel.subscribers[(at + i) % channel.subscribers.length],
+          topic: 'history',
+          content,
+          rendered_content: `<p>${content}</p>`,
+          date_sent: Math.floor(Date.now() / 1000),
+          sending_client: 'bench',
+          is_me_message: 0,
+          last_edit_time: null,
+          last_moved_time: null,
+          edit_history: null,
+          has_link: 0,
+          has_image: 0,
+          has_attachment: 0,
+        };
+      });
+      const messages = await messagesStore.insertMessages(work.db, rows);
+      await messagesStore.insertUserMessages(
+        work.db,
+        messages.flatMap((m) =>
+          channel.subscribers.map((u) => ({
+            user_id: u,
+            message_id: m.id,
+            flags: u === m.sender_id ? FLAG_BITS.read : 0,
+          })),
+        ),
+      );
+    });
   }
 }
 

@@ -1,12 +1,14 @@
 // The SQLite floor of figure 2: raw better-sqlite3 on a copy of Parley's seeded database
 // (same schema, indexes and foreign keys), with Parley's pragmas, inserting one message and
-// one row per subscriber in each transaction for a fixed time. Prints {tx, seconds}.
-// Usage: sqlite-floor.ts <live db> <copy path> <channel id> <sender id> <synchronous> <seconds>
+// one row per subscriber in each transaction for a fixed time, or up to a number of sends
+// whose times it also reports (figure 9). Prints {tx, seconds, sendMs?}.
+// Usage: sqlite-floor.ts <live db> <copy path> <channel id> <sender id> <synchronous> <seconds> [sends]
 import { existsSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 
-const [live, copy, channelArg, senderArg, synchronous, secondsArg] = process.argv.slice(2);
+const [live, copy, channelArg, senderArg, synchronous, secondsArg, sendsArg] =
+  process.argv.slice(2);
 const channelId = Number(channelArg);
 const senderId = Number(senderArg);
 
@@ -57,9 +59,15 @@ const send = db.transaction((n: number) => {
 });
 
 const seconds = Number(secondsArg);
+const sends = sendsArg === undefined ? 10_000_000 : Number(sendsArg);
+const sendMs: number[] = [];
 const t0 = performance.now();
 let tx = 0;
-while (performance.now() - t0 < seconds * 1000 && tx < 10_000_000) send(tx++);
+while (performance.now() - t0 < seconds * 1000 && tx < sends) {
+  const started = performance.now();
+  send(tx++);
+  if (sendsArg !== undefined) sendMs.push(performance.now() - started);
+}
 const elapsed = (performance.now() - t0) / 1000;
 db.close();
 if (process.env.BENCH_FLOOR_KEEP !== '1') rmSync(copy, { force: true });
@@ -70,5 +78,6 @@ console.log(
     seconds: elapsed,
     subscribers: subscribers.length,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    ...(sendsArg !== undefined && { sendMs }),
   }),
 );
