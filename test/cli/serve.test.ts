@@ -265,7 +265,7 @@ describe('serve in-process', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .find((l) => l.msg === 'Parley started');
     assert.equal(started?.backgroundCheckpoints, true);
-    // The worker had stopped before the store closed, so the last connection removed the WAL.
+    // The stop closed both connections; the last one to close removed the WAL.
     assert.equal(existsSync(join(dir, 'parley.sqlite3-wal')), false);
   });
 

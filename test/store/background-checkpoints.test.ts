@@ -2,7 +2,7 @@
 // What a checkpoint does is visible on disk: it copies the WAL's pages into the database
 // file, which grows only then, and the last connection to close removes the WAL.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -17,6 +17,17 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 function freshFile(): string {
   return join(dir, `db-${++files}.sqlite3`);
+}
+
+/** A store on a new database file, closed after fn. */
+async function onFileStore(fn: (store: Store, file: string) => unknown): Promise<void> {
+  const file = freshFile();
+  const store = openSqlite({ source: file });
+  try {
+    await fn(store, file);
+  } finally {
+    await store.close();
+  }
 }
 
 const PAGE = 4096;
@@ -38,22 +49,15 @@ function readValue(store: Store, sql: string): unknown {
   return keepForLife(store.sqlite!.prepare(sql)).pluck().get();
 }
 
-test('without background checkpoints, the commit past 1,000 WAL pages copies them itself', async () => {
-  const file = freshFile();
-  const store = openSqlite({ source: file });
-  try {
+test('without background checkpoints, the commit past 1,000 WAL pages copies them itself', () =>
+  onFileStore((store, file) => {
     writePages(store, 1_500);
     // SQLite's own checkpoint ran inside that commit: the database file holds the rows.
     assert.ok(fileSize(file) >= 1_500 * PAGE, `database file ${fileSize(file)} bytes`);
-  } finally {
-    await store.close();
-  }
-});
+  }));
 
-test('with background checkpoints, a commit leaves the WAL for the worker', async () => {
-  const file = freshFile();
-  const store = openSqlite({ source: file });
-  try {
+test('with background checkpoints, a commit leaves the WAL for the worker', () =>
+  onFileStore((store, file) => {
     // A worker that will not come round within the test.
     store.checkpointInBackground!({ intervalMs: 3_600_000 });
     const before = fileSize(file);
@@ -61,51 +65,53 @@ test('with background checkpoints, a commit leaves the WAL for the worker', asyn
     assert.equal(fileSize(file), before);
     assert.ok(fileSize(`${file}-wal`) >= 1_500 * PAGE);
     assert.equal(readValue(store, 'PRAGMA wal_autocheckpoint'), 10_000);
-  } finally {
-    await store.close();
-  }
-});
+  }));
 
-test('the worker copies the WAL into the database on its timer', async () => {
-  const file = freshFile();
-  const store = openSqlite({ source: file });
-  try {
+test('the worker copies the WAL into the database on its timer', () =>
+  onFileStore(async (store, file) => {
     store.checkpointInBackground!({ intervalMs: 20 });
     writePages(store, 1_500);
     await waitFor('the checkpoint', () => fileSize(file) >= 1_500 * PAGE, 10_000);
     assert.equal(readValue(store, 'SELECT count(*) FROM filler'), 1_500);
-  } finally {
-    await store.close();
-  }
-});
+  }));
 
-test('past the backstop the serving connection checkpoints after all', async () => {
-  const file = freshFile();
-  const store = openSqlite({ source: file });
-  try {
+test('past the backstop the serving connection checkpoints after all', () =>
+  onFileStore((store, file) => {
     store.checkpointInBackground!({ intervalMs: 3_600_000, backstopPages: 200 });
     writePages(store, 500);
     assert.ok(fileSize(file) >= 500 * PAGE, `database file ${fileSize(file)} bytes`);
-  } finally {
+  }));
+
+/** Descriptors this process holds open on the file (Linux: /proc/self/fd). */
+function openDescriptors(path: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === path;
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
+test(
+  'closing the store stops the worker and its connection, and removes the WAL',
+  { skip: !existsSync('/proc/self/fd') && 'no /proc/self/fd here' },
+  async () => {
+    const file = freshFile();
+    const store = openSqlite({ source: file });
+    store.checkpointInBackground!({ intervalMs: 3_600_000 });
+    await waitFor('the worker connection', () => openDescriptors(file) === 2, 10_000);
+    writePages(store, 300);
+    assert.ok(existsSync(`${file}-wal`));
     await store.close();
-  }
-});
+    assert.equal(openDescriptors(file), 0);
+    assert.equal(existsSync(`${file}-wal`), false);
+    assert.ok(fileSize(file) >= 300 * PAGE);
+  },
+);
 
-test('closing the store stops the worker first, so the WAL is checkpointed and removed', async () => {
-  const file = freshFile();
-  const store = openSqlite({ source: file });
-  store.checkpointInBackground!({ intervalMs: 3_600_000 });
-  writePages(store, 300);
-  assert.ok(existsSync(`${file}-wal`));
-  await store.close();
-  assert.equal(existsSync(`${file}-wal`), false);
-  assert.ok(fileSize(file) >= 300 * PAGE);
-});
-
-test('a worker that fails gives the connection its own checkpoints back and says so', async () => {
-  const file = freshFile();
-  const store = openSqlite({ source: file });
-  try {
+test('a worker that fails gives the connection its own checkpoints back and says so', () =>
+  onFileStore(async (store) => {
     const failures: unknown[] = [];
     // A path with no database: the worker's connection cannot open.
     const checkpoints = startBackgroundCheckpoints(store.sqlite!, join(dir, 'none'), 'NORMAL', {
@@ -118,10 +124,7 @@ test('a worker that fails gives the connection its own checkpoints back and says
     assert.equal(readValue(store, 'PRAGMA wal_autocheckpoint'), 1_000);
     await checkpoints.stop();
     assert.equal(failures.length, 1);
-  } finally {
-    await store.close();
-  }
-});
+  }));
 
 test('a database in memory has no WAL and offers no background checkpoints', async () => {
   const store = openSqlite({ source: ':memory:' });
