@@ -81,7 +81,12 @@ export function startBackgroundCheckpoints(
   options: CheckpointOptions = {},
 ): BackgroundCheckpoints {
   const restore = (): void => {
-    sqlite.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+    try {
+      sqlite.exec(`PRAGMA wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+    } catch {
+      // Closed, or busy with a statement still being iterated: the backstop stays, which
+      // bounds the WAL as well, only with larger checkpoints.
+    }
   };
   sqlite.exec(`PRAGMA wal_autocheckpoint = ${options.backstopPages ?? DEFAULT_BACKSTOP_PAGES}`);
   const workerData = {
