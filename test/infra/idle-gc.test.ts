@@ -78,19 +78,21 @@ test('idle collector: leaves a busy loop alone, and collects once it goes quiet'
 });
 
 test('idle collector: does not collect again until new garbage piles up', async (t) => {
-  const collector = collectorFor({ busyBelow: 0.5, minAllocatedBytes: 64 * 1024 });
+  // Each check allocates a little itself (reading the heap spaces: 2-3 KB, 3 KB on Node 24),
+  // which over the quiet 300 ms below comes to about 50 KB: the threshold is well above it.
+  const collector = collectorFor({ busyBelow: 0.5, minAllocatedBytes: 256 * 1024 });
   t.after(() => collector.stop());
   // Objects that survive the first collection stay young until the next: they are not new
   // garbage. Small amounts, so that V8 does not collect on its own meanwhile.
-  const survivors = Array.from({ length: 3_000 }, (_, i) => ({ i, text: `kept ${i}`.padEnd(60) }));
-  makeGarbage(128 * 1024);
+  const survivors = Array.from({ length: 6_000 }, (_, i) => ({ i, text: `kept ${i}`.padEnd(60) }));
+  makeGarbage(384 * 1024);
   assert.ok(await until(() => collector.collections >= 1, 2_000));
   const after = collector.collections;
   await sleep(300);
   assert.equal(collector.collections, after, 'nothing new to collect');
-  makeGarbage(256 * 1024);
+  makeGarbage(384 * 1024);
   assert.ok(await until(() => collector.collections > after, 2_000), 'new garbage, collected');
-  assert.equal(survivors.length, 3_000);
+  assert.equal(survivors.length, 6_000);
 });
 
 test('idle collector: stop ends the checks', async () => {
