@@ -16,6 +16,12 @@ export interface CheckpointOptions {
    * as SQLite does by default at 1,000: a bound for when the worker falls behind or stops.
    */
   backstopPages?: number;
+  /**
+   * Bytes the WAL file is cut back to when it starts again from its beginning, if it grew
+   * beyond them: a burst (a reader holding old pages, a send to thousands) leaves no large
+   * file behind.
+   */
+  walSizeLimitBytes?: number;
   /** The worker failed; the serving connection has gone back to checkpointing itself. */
   onError?: (err: unknown) => void;
 }
@@ -31,6 +37,9 @@ const DEFAULT_INTERVAL_MS = 100;
 // manages: the WAL then grows to this, and the serving connection's own checkpoint, copying
 // only what the worker has not, lets it start again (docs/performance.md, session 23).
 const DEFAULT_BACKSTOP_PAGES = 10_000;
+// Above the backstop's 41 MB, so that the WAL of steady writes is not cut back and grown
+// again at every restart.
+const DEFAULT_WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** SQLite's own default, restored when the worker stops. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
 
@@ -89,6 +98,11 @@ export function startBackgroundCheckpoints(
     }
   };
   sqlite.exec(`PRAGMA wal_autocheckpoint = ${options.backstopPages ?? DEFAULT_BACKSTOP_PAGES}`);
+  // SQLite keeps the WAL file at its largest size otherwise; the commit that restarts the
+  // log cuts it back.
+  sqlite.exec(
+    `PRAGMA journal_size_limit = ${options.walSizeLimitBytes ?? DEFAULT_WAL_SIZE_LIMIT_BYTES}`,
+  );
   const workerData = {
     driver: DRIVER,
     path,

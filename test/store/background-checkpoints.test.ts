@@ -75,6 +75,25 @@ test('the worker copies the WAL into the database on its timer', () =>
     assert.equal(readValue(store, 'SELECT count(*) FROM filler'), 1_500);
   }));
 
+test('the WAL file is cut back to its limit when the log starts again', () =>
+  onFileStore(async (store, file) => {
+    store.checkpointInBackground!({ intervalMs: 20, walSizeLimitBytes: 256 * 1024 });
+    assert.equal(readValue(store, 'PRAGMA journal_size_limit'), 256 * 1024);
+    writePages(store, 1_500);
+    assert.ok(fileSize(`${file}-wal`) >= 1_500 * PAGE);
+    // The first commit after a checkpoint that copied the whole log starts it again, and
+    // cuts the file back; until the worker's has, each commit finds it still needed.
+    await waitFor(
+      'the log to start again',
+      () => {
+        writePages(store, 1);
+        return fileSize(`${file}-wal`) <= 256 * 1024;
+      },
+      10_000,
+    );
+    assert.ok(fileSize(file) >= 1_500 * PAGE);
+  }));
+
 test('past the backstop the serving connection checkpoints after all', () =>
   onFileStore((store, file) => {
     store.checkpointInBackground!({ intervalMs: 3_600_000, backstopPages: 200 });
