@@ -23,6 +23,8 @@ db.exec('PRAGMA journal_mode = WAL');
 db.exec(`PRAGMA synchronous = ${synchronous}`);
 db.exec('PRAGMA foreign_keys = ON');
 db.exec('PRAGMA busy_timeout = 5000');
+// Figure 9's second floor: the rows alone, with no checkpoint in any commit.
+if (process.env.BENCH_FLOOR_NO_CHECKPOINTS === '1') db.exec('PRAGMA wal_autocheckpoint = 0');
 
 const channel = keepForLife(
   db.prepare('SELECT realm_id, recipient_id FROM channels WHERE id = ?'),
