@@ -49,10 +49,11 @@ export async function listProfileFields(
 /** Values by user id then field id, as profile_data in user objects. */
 export async function listProfileData(
   db: Q,
+  realmId: number,
   userIds: number[],
 ): Promise<Map<number, Record<string, unknown>>> {
   const out = new Map<number, Record<string, unknown>>();
-  for (const v of await fieldsStore.listProfileValues(db, userIds)) {
+  for (const v of await fieldsStore.listProfileValues(db, realmId, userIds)) {
     let data = out.get(v.user_id);
     if (!data) out.set(v.user_id, (data = {}));
     data[String(v.field_id)] = {

@@ -23,9 +23,10 @@ export interface DirectoryOptions {
 /** Custom profile data by user id: field id -> {value, rendered_value for Markdown types}. */
 export async function loadProfileData(
   ctx: AppContext,
+  realmId: number,
   userIds: number[],
 ): Promise<Map<number, Record<string, unknown>>> {
-  return listProfileData(ctx.db, userIds);
+  return listProfileData(ctx.db, realmId, userIds);
 }
 
 /** The placeholder a limited guest sees for a user they cannot access. */
@@ -48,7 +49,7 @@ export async function presentUsersFor(
   actor: Actor,
   opts: DirectoryOptions,
 ): Promise<Record<string, unknown>[]> {
-  let rows: UserRow[];
+  let rows: readonly UserRow[];
   if (opts.userIds) {
     const ids = [...new Set(opts.userIds)];
     rows = await usersStore.listUsersByIds(ctx.db, actor.realm.id, ids.filter(isUserId));
@@ -62,6 +63,7 @@ export async function presentUsersFor(
   const profiles = opts.includeProfileData
     ? await loadProfileData(
         ctx,
+        actor.realm.id,
         rows.filter(canSee).map((u) => u.id),
       )
     : new Map();
@@ -88,7 +90,9 @@ export async function presentUserFor(
   target: UserRow,
   opts: Omit<DirectoryOptions, 'userIds' | 'userListIncomplete'>,
 ): Promise<Record<string, unknown>> {
-  const profiles = opts.includeProfileData ? await loadProfileData(ctx, [target.id]) : new Map();
+  const profiles = opts.includeProfileData
+    ? await loadProfileData(ctx, actor.realm.id, [target.id])
+    : new Map();
   return presentUser(target, actor.user, {
     clientGravatar: opts.clientGravatar,
     includeProfileData: opts.includeProfileData,

@@ -89,7 +89,7 @@ async function presentGroups(
 
 /** Rows that name a group, as lists of one of their fields by group id, in row order. */
 function byGroup<R extends { group_id: number }>(
-  rows: R[],
+  rows: readonly R[],
   field: (row: R) => number,
 ): Map<number, number[]> {
   const out = new Map<number, number[]>();

@@ -359,7 +359,7 @@ async function doAnnounceAccessChange(
   realm: RealmRow,
   before: UserRow,
   after: UserRow,
-  users: UserRow[],
+  users: readonly UserRow[],
 ): Promise<void> {
   if (isGuest(before) === isGuest(after)) return;
   const could = await accessibleUserIds(work.db, realm, before);

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { cachedQuery, compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
-import type { ChannelRow, SubscriptionRow } from './schema.ts';
+import type { ChannelRow, DB, SubscriptionRow } from './schema.ts';
 import type { RecipientRow } from './users.ts';
 
 export type NewChannel = Omit<ChannelRow, 'id' | 'recipient_id'>;
@@ -61,14 +61,17 @@ const channelByNameKey = compiledQuery(2, (db, realmId: number, nameKey: string)
     .where('name_key', '=', nameKey),
 );
 
-export async function listChannels(db: Q, realmId: number): Promise<ChannelRow[]> {
-  return db
-    .selectFrom('channels')
-    .selectAll()
-    .where('realm_id', '=', realmId)
-    .orderBy('id')
-    .execute();
+/** Every channel of the organization, by id (a cached read: every channel list starts here). */
+export async function listChannels(
+  db: Q,
+  realmId: number,
+): Promise<ReadonlyArray<Readonly<ChannelRow>>> {
+  return channelsOfRealm.all(db, realmId);
 }
+
+const channelsOfRealm = cachedQuery(1, (db, realmId: number) =>
+  db.selectFrom('channels').selectAll().where('realm_id', '=', realmId).orderBy('id'),
+);
 
 export async function listChannelsByIds(
   db: Q,
@@ -149,25 +152,46 @@ const subscriberRecipients = cachedQuery(1, (db, channelId: number) =>
 );
 
 /**
- * Active subscriptions of some channels, grouped by channel, deactivated users' included.
+ * The organization's active subscriptions, grouped by channel, deactivated users' included.
  * Deactivated users are few: the callers below read every subscription through the covering
  * index and take theirs off afterwards, which costs half as much as checking each
- * subscription against them in SQL (a register of 200 channels reads 20,000).
+ * subscription against them in SQL (a register of 200 channels reads 20,000). The reads are
+ * kept between calls (cached reads): a register reads every channel's subscribers, far more
+ * often than subscriptions change.
  */
-function activeSubscriptionsByChannel(db: Q, channelIds: number[]) {
+function activeSubscriptionsOfRealm(db: Kysely<DB>, realmId: number) {
   return db
     .selectFrom('subscriptions as s')
-    .where('s.channel_id', 'in', channelIds)
+    .innerJoin('channels as c', 'c.id', 's.channel_id')
+    .where('c.realm_id', '=', realmId)
     .where('s.active', '=', 1)
     .groupBy('s.channel_id');
 }
 
+const activeSubscriptionCountsOfRealm = cachedQuery(1, (db, realmId: number) =>
+  activeSubscriptionsOfRealm(db, realmId).select((eb) => [
+    's.channel_id',
+    eb.fn.countAll().as('n'),
+  ]),
+);
+
+// One row per channel with its ids joined in a string: a register with subscriber lists reads
+// every subscriber of every visible channel, and a row per subscription costs far more to hand
+// over than the query itself.
+const activeSubscriberListsOfRealm = cachedQuery(1, (db, realmId: number) =>
+  activeSubscriptionsOfRealm(db, realmId).select([
+    's.channel_id',
+    sql<string>`string_agg(cast(s.user_id as text), ',')`.as('ids'),
+  ]),
+);
+
 /** The active subscriptions of the organization's deactivated users: the ones to take off. */
-async function listInactiveSubscriptions(
-  db: Q,
-  realmId: number,
-): Promise<Array<{ channel_id: number; user_id: number }>> {
-  return db
+function listInactiveSubscriptions(db: Q, realmId: number) {
+  return inactiveSubscriptionsOfRealm.all(db, realmId);
+}
+
+const inactiveSubscriptionsOfRealm = cachedQuery(1, (db, realmId: number) =>
+  db
     .selectFrom('subscriptions')
     .select(['channel_id', 'user_id'])
     .where('user_id', 'in', (eb) =>
@@ -177,9 +201,8 @@ async function listInactiveSubscriptions(
         .where('realm_id', '=', realmId)
         .where('is_active', '=', 0),
     )
-    .where('active', '=', 1)
-    .execute();
-}
+    .where('active', '=', 1),
+);
 
 /** Active subscriber ids of several channels at once, by channel. */
 export async function listSubscriberIdsByChannel(
@@ -189,13 +212,9 @@ export async function listSubscriberIdsByChannel(
 ): Promise<Map<number, number[]>> {
   const out = new Map<number, number[]>(channelIds.map((id) => [id, []]));
   if (channelIds.length === 0) return out;
-  // One row per channel with its ids joined in a string: a register with subscriber lists
-  // reads every subscriber of every visible channel, and a row per subscription costs far
-  // more to hand over than the query itself.
-  const rows = await activeSubscriptionsByChannel(db, channelIds)
-    .select(['s.channel_id', sql<string>`string_agg(cast(s.user_id as text), ',')`.as('ids')])
-    .execute();
-  for (const r of rows) out.set(r.channel_id, parseIdList(r.ids));
+  for (const r of await activeSubscriberListsOfRealm.all(db, realmId)) {
+    if (out.has(r.channel_id)) out.set(r.channel_id, parseIdList(r.ids));
+  }
   const inactive = await listInactiveSubscriptions(db, realmId);
   for (const [channelId, ids] of groupIds(inactive)) {
     const list = out.get(channelId);
@@ -216,11 +235,10 @@ export async function countSubscribersByChannel(
 ): Promise<Map<number, number>> {
   const out = new Map<number, number>(channelIds.map((id) => [id, 0]));
   if (channelIds.length === 0) return out;
-  const rows = await activeSubscriptionsByChannel(db, channelIds)
-    .select((eb) => ['s.channel_id', eb.fn.countAll().as('n')])
-    .execute();
-  // PostgreSQL's count is a bigint, which pg hands over as a string.
-  for (const r of rows) out.set(r.channel_id, Number(r.n));
+  for (const r of await activeSubscriptionCountsOfRealm.all(db, realmId)) {
+    // PostgreSQL's count is a bigint, which pg hands over as a string.
+    if (out.has(r.channel_id)) out.set(r.channel_id, Number(r.n));
+  }
   for (const r of await listInactiveSubscriptions(db, realmId)) {
     const n = out.get(r.channel_id);
     if (n !== undefined) out.set(r.channel_id, n - 1);
@@ -228,7 +246,9 @@ export async function countSubscribersByChannel(
   return out;
 }
 
-function groupIds(rows: Array<{ channel_id: number; user_id: number }>): Map<number, Set<number>> {
+function groupIds(
+  rows: ReadonlyArray<{ channel_id: number; user_id: number }>,
+): Map<number, Set<number>> {
   const out = new Map<number, Set<number>>();
   for (const r of rows) {
     const ids = out.get(r.channel_id);

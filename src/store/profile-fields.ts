@@ -56,26 +56,29 @@ const profileValuesOfUser = cachedQuery(1, (db, userId: number) =>
     .where('user_id', '=', userId),
 );
 
+/** The values of these users, who belong to the organization (any of its fields). */
 export async function listProfileValues(
   db: Q,
+  realmId: number,
   userIds: number[],
 ): Promise<readonly ProfileValueRow[]> {
   // One user (a user object, GET /users/me) is the common case.
   if (userIds.length === 1) return profileValuesOfUser.all(db, userIds[0]);
-  const out: ProfileValueRow[] = [];
-  // Chunked: keeps every statement under SQLite's bound-parameter limit.
-  for (let i = 0; i < userIds.length; i += 300) {
-    const part = userIds.slice(i, i + 300);
-    out.push(
-      ...(await db
-        .selectFrom('custom_profile_field_values')
-        .select(['user_id', 'field_id', 'value', 'rendered_value'])
-        .where('user_id', 'in', part)
-        .execute()),
-    );
-  }
-  return out;
+  // Otherwise a register or a user list: the organization's values, kept between calls.
+  const all = await profileValuesOfRealm.all(db, realmId);
+  const wanted = new Set(userIds);
+  return all.filter((v) => wanted.has(v.user_id));
 }
+
+const profileValuesOfRealm = cachedQuery(1, (db, realmId: number) =>
+  db
+    .selectFrom('custom_profile_field_values as v')
+    .innerJoin('users as u', 'u.id', 'v.user_id')
+    .select(['v.user_id', 'v.field_id', 'v.value', 'v.rendered_value'])
+    .where('u.realm_id', '=', realmId)
+    .orderBy('v.user_id')
+    .orderBy('v.field_id'),
+);
 
 export async function getProfileValue(
   db: Q,

@@ -261,16 +261,20 @@ export async function removeSubgroups(
 export async function listActiveMemberships(
   db: Q,
   realmId: number,
-): Promise<Array<{ group_id: number; user_id: number }>> {
-  return db
+): Promise<ReadonlyArray<Readonly<{ group_id: number; user_id: number }>>> {
+  return activeMembershipsOfRealm.all(db, realmId);
+}
+
+// Kept between calls (a cached read): a register lists every group's members.
+const activeMembershipsOfRealm = cachedQuery(1, (db, realmId: number) =>
+  db
     .selectFrom('user_group_members as m')
     .innerJoin('users as u', 'u.id', 'm.user_id')
     .select(['m.group_id', 'm.user_id'])
     .where('u.realm_id', '=', realmId)
     .where('u.is_active', '=', 1)
-    .orderBy('m.user_id')
-    .execute();
-}
+    .orderBy('m.user_id'),
+);
 
 /** Direct subgroup links of the realm's groups. */
 export async function listSubgroupLinks(
