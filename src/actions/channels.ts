@@ -187,11 +187,7 @@ export async function presentChannelRows(
     settingsOf.flatMap((s) => CHANNEL_GROUP_SETTING_NAMES.map((key) => s[key])),
   );
   const sendGroupNames = new Map(
-    (
-      await groups.listGroupsByIds(db, realmId, [
-        ...new Set(settingsOf.map((s) => s.can_send_message_group)),
-      ])
-    ).map((g) => [g.id, g.is_system_group ? g.name : null]),
+    (await groups.listAllGroups(db, realmId)).map((g) => [g.id, g.is_system_group ? g.name : null]),
   );
   const out: Record<string, unknown>[] = [];
   for (const [i, channel] of channels.entries()) {

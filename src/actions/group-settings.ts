@@ -30,37 +30,30 @@ export async function presentGroupSetting(
 }
 
 /**
- * presentGroupSetting for many ids at once, in three queries whatever their number (a
- * register presents every channel's settings). Ids are chunked under SQLite's bound-parameter
- * limit.
+ * presentGroupSetting for many ids at once, from the organization's groups as cached reads
+ * (a register presents every channel's and group's settings). Ids of no group of the
+ * organization stay numbers.
  */
 export async function presentGroupSettings(
   db: Q,
   realmId: number,
   groupIds: Iterable<number>,
 ): Promise<Map<number, GroupSettingValue>> {
-  const ids = [...new Set(groupIds)];
   const out = new Map<number, GroupSettingValue>();
-  for (let i = 0; i < ids.length; i += CHUNK) {
-    const part = ids.slice(i, i + CHUNK);
-    const rows = await groups.listGroupsByIds(db, realmId, part);
-    const anonymous = rows.filter((g) => g.name === null).map((g) => g.id);
-    const [members, subgroups] = await Promise.all([
-      groups.listDirectMembersByGroup(db, anonymous),
-      groups.listDirectSubgroupsByGroup(db, anonymous),
-    ]);
-    for (const id of part) out.set(id, id);
-    for (const id of anonymous) {
-      out.set(id, {
-        direct_members: members.get(id) ?? [],
-        direct_subgroups: subgroups.get(id) ?? [],
-      });
-    }
+  for (const id of groupIds) out.set(id, id);
+  const anonymous = (await groups.listAllGroups(db, realmId)).filter(
+    (g) => g.name === null && out.has(g.id),
+  );
+  if (anonymous.length === 0) return out;
+  const { members, subgroups } = await groups.listAnonymousGroupParts(db, realmId);
+  for (const { id } of anonymous) {
+    out.set(id, {
+      direct_members: members.get(id) ?? [],
+      direct_subgroups: subgroups.get(id) ?? [],
+    });
   }
   return out;
 }
-
-const CHUNK = 300;
 
 /**
  * The canonical form of a value a client sent: an anonymous group of one subgroup and no

@@ -22,6 +22,7 @@
 import type { CompiledQuery, Compilable, Kysely } from 'kysely';
 import { postgresReads, sqliteAtOnce } from './db.ts';
 import { READ_VERSION_TABLES } from './migrations/0012_read_versions.ts';
+import { GROUP_READ_VERSION_TABLES } from './migrations/0015_group_read_version.ts';
 import { tablesRead, writeTarget } from './table-writes.ts';
 import type { DB } from './schema.ts';
 
@@ -43,10 +44,15 @@ export interface CompiledQueryRunner<A extends unknown[], R> {
 const CACHED_READS_MAX = 10_000;
 
 /**
- * The tables whose every change advances PostgreSQL's counter (migrations 0011 and 0012):
+ * The tables whose every change advances PostgreSQL's counter (migrations 0011, 0012, 0015):
  * a cached read of other tables is read afresh each time there.
  */
-const POSTGRES_COUNTED = new Set<string>(['users', 'realms', ...READ_VERSION_TABLES]);
+const POSTGRES_COUNTED = new Set<string>([
+  'users',
+  'realms',
+  ...READ_VERSION_TABLES,
+  ...GROUP_READ_VERSION_TABLES,
+]);
 
 interface KeptRead {
   /** The write count (table-writes.ts) when the read was sent. */

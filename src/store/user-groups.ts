@@ -94,7 +94,9 @@ export async function listDirectMembers(db: Q, groupId: number): Promise<number[
 }
 
 /** (group, id) rows in group and id order, gathered into one id list per group. */
-function gatherByGroup(rows: { group_id: number; id: number }[]): Map<number, number[]> {
+function gatherByGroup(
+  rows: ReadonlyArray<{ group_id: number; id: number }>,
+): Map<number, number[]> {
   const out = new Map<number, number[]>();
   for (const r of rows) {
     const list = out.get(r.group_id);
@@ -213,15 +215,54 @@ export async function listNamedGroups(
   return q.orderBy('id').execute();
 }
 
-/** Every group of the realm, anonymous ones included (their settings can use a group). */
-export async function listAllGroups(db: Q, realmId: number): Promise<UserGroupRow[]> {
-  return db
-    .selectFrom('user_groups')
-    .selectAll()
-    .where('realm_id', '=', realmId)
-    .orderBy('id')
-    .execute();
+/**
+ * Every group of the realm, anonymous ones included (their settings can use a group). A
+ * cached read: a register presents the group settings of every channel and group.
+ */
+export async function listAllGroups(
+  db: Q,
+  realmId: number,
+): Promise<ReadonlyArray<Readonly<UserGroupRow>>> {
+  return groupsOfRealm.all(db, realmId);
 }
+
+const groupsOfRealm = cachedQuery(1, (db, realmId: number) =>
+  db.selectFrom('user_groups').selectAll().where('realm_id', '=', realmId).orderBy('id'),
+);
+
+/** The direct members and subgroups of the realm's anonymous groups, each list in id order. */
+export async function listAnonymousGroupParts(
+  db: Q,
+  realmId: number,
+): Promise<{ members: Map<number, number[]>; subgroups: Map<number, number[]> }> {
+  const [members, subgroups] = await Promise.all([
+    anonymousGroupMembers.all(db, realmId),
+    anonymousGroupSubgroups.all(db, realmId),
+  ]);
+  return { members: gatherByGroup(members), subgroups: gatherByGroup(subgroups) };
+}
+
+const anonymousGroupMembers = cachedQuery(1, (db, realmId: number) =>
+  db
+    .selectFrom('user_group_members as m')
+    .innerJoin('user_groups as g', 'g.id', 'm.group_id')
+    .select(['m.group_id', 'm.user_id as id'])
+    .where('g.realm_id', '=', realmId)
+    .where('g.name', 'is', null)
+    .orderBy('m.group_id')
+    .orderBy('m.user_id'),
+);
+
+const anonymousGroupSubgroups = cachedQuery(1, (db, realmId: number) =>
+  db
+    .selectFrom('user_group_subgroups as s')
+    .innerJoin('user_groups as g', 'g.id', 's.group_id')
+    .select(['s.group_id', 's.subgroup_id as id'])
+    .where('g.realm_id', '=', realmId)
+    .where('g.name', 'is', null)
+    .orderBy('s.group_id')
+    .orderBy('s.subgroup_id'),
+);
 
 export async function getGroupByName(
   db: Q,

@@ -498,6 +498,32 @@ describe('PATCH /streams/{id}: permission groups', () => {
     assert.deepEqual(await bus.take(), []);
   });
 
+  test('a channel read after each change of an anonymous group setting shows the change', async () => {
+    // Group settings are presented from the organization's groups as cached reads: a read
+    // before each change must not be given again after it.
+    const g = await systemGroups(t);
+    const id = t.fx.channels.design.id;
+    const read = async () => {
+      const res = await t.as(t.fx.admin).get(`/streams/${id}`);
+      return (res.body.stream as Record<string, unknown>).can_remove_subscribers_group;
+    };
+    const values = [
+      { direct_members: [t.fx.member.id], direct_subgroups: [] },
+      {
+        direct_members: [t.fx.member.id, t.fx.member2.id],
+        direct_subgroups: [g['role:moderators']],
+      },
+      g['role:administrators'],
+      { direct_members: [t.fx.member2.id], direct_subgroups: [] },
+    ];
+    assert.equal(typeof (await read()), 'number');
+    for (const value of values) {
+      const res = await patch('admin', id, { can_remove_subscribers_group: { new: value } });
+      assert.deepEqual(res.body, SUCCESS, res.text);
+      assert.deepEqual(await read(), value);
+    }
+  });
+
   test("'old' must match, groups must exist and be allowed", async () => {
     const g = await systemGroups(t);
     const id = t.fx.channels.design.id;

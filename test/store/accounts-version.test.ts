@@ -15,6 +15,8 @@ import {
   type Q,
   type Store,
 } from '../../src/store/db.ts';
+import { READ_VERSION_TABLES } from '../../src/store/migrations/0012_read_versions.ts';
+import { GROUP_READ_VERSION_TABLES } from '../../src/store/migrations/0015_group_read_version.ts';
 import { nextEventSeq } from '../../src/store/realms.ts';
 import { buildTestApp, POSTGRES_SKIP, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
 
@@ -173,6 +175,26 @@ describe('the PostgreSQL accounts version', { skip: POSTGRES_SKIP }, () => {
     assert.notEqual(v4, v3);
     await db().deleteFrom('realms').where('id', '=', 999999).execute();
     assert.notEqual(await version(), v4);
+  });
+
+  test('every table that cached reads count on has its triggers; a user_groups write counts', async () => {
+    const { rows } = await sql<{ tgname: string }>`
+      SELECT t.tgname FROM pg_trigger t
+      JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = ${t.ctx.store.schema} AND NOT t.tgisinternal`.execute(db());
+    const names = new Set(rows.map((r) => r.tgname));
+    for (const table of [...READ_VERSION_TABLES, ...GROUP_READ_VERSION_TABLES]) {
+      assert.ok(names.has(`${table}_accounts_version`), table);
+      assert.ok(names.has(`${table}_truncate_accounts_version`), table);
+    }
+    const v0 = await version();
+    await db()
+      .updateTable('user_groups')
+      .set({ description: 'changed' })
+      .where('realm_id', '=', t.fx.realm.id)
+      .where('name', '=', 'role:members')
+      .execute();
+    assert.notEqual(await version(), v0);
   });
 
   test('a transaction advances it once, however many rows it writes', async () => {

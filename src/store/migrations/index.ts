@@ -15,6 +15,7 @@ import * as m0011 from './0011_accounts_version.ts';
 import * as m0012 from './0012_read_versions.ts';
 import * as m0013 from './0013_channel_messages.ts';
 import * as m0014 from './0014_event_sequences.ts';
+import * as m0015 from './0015_group_read_version.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
@@ -33,6 +34,7 @@ const MIGRATIONS: Array<[string, Up]> = [
   ['0012_read_versions', m0012.up],
   ['0013_channel_messages', m0013.up],
   ['0014_event_sequences', m0014.up],
+  ['0015_group_read_version', m0015.up],
 ];
 
 export async function migrateToLatest(
