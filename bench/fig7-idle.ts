@@ -3,11 +3,13 @@
 // the figures are the server's event-loop delay, its CPU share, dropped or erroneous
 // responses, and how evenly the heartbeats fall per second.
 import { execFileSync } from 'node:child_process';
+import { heartbeatTiming } from '../src/events/heartbeats.ts';
 import { progress, seedAndStart, type BenchOptions, type FigureResult } from './lib/common.ts';
-import { createQueues, pollPath, settle } from './lib/fanout.ts';
+import { createQueues, pollPath, settle, type Poller } from './lib/fanout.ts';
 import { closeAll, openMany, type HttpConn, type Resp } from './lib/poller.ts';
 import { watchCpu } from './lib/proc.ts';
-import { round } from './lib/stats.ts';
+import { startFloor } from './lib/servers.ts';
+import { round, sleep } from './lib/stats.ts';
 
 function openFileLimit(): number {
   try {
@@ -17,13 +19,23 @@ function openFileLimit(): number {
   }
 }
 
-export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
+/** The config's heartbeat jitter (config.ts), which the period depends on. */
+const HEARTBEAT_JITTER_MS = 10_000;
+
+function holdSize(opts: BenchOptions) {
   // The bench holds one socket per poll too, so both processes need the files.
   const limit = openFileLimit();
   const wanted = opts.quick ? 5000 : 19_000;
-  const n = Math.min(wanted, limit - 500);
-  const holdSeconds = opts.quick ? 20 : 120;
-  const heartbeatSeconds = opts.quick ? 5 : 45;
+  return {
+    limit,
+    n: Math.min(wanted, limit - 500),
+    holdSeconds: opts.quick ? 20 : 120,
+    heartbeatSeconds: opts.quick ? 5 : 45,
+  };
+}
+
+export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
+  const { limit, n, holdSeconds, heartbeatSeconds } = holdSize(opts);
   const parley = await seedAndStart(
     'fig7',
     { users: Math.ceil(n / 2), channels: [] },
@@ -38,38 +50,8 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
     );
     const pollers = await createQueues(parley.server, owners);
     conns = await openMany(parley.server.port, n);
-    let errors = 0;
-    let dropped = 0;
-    let heartbeats = 0;
-    let holding = true;
-    const perSecond = new Map<number, number>();
-    const t0 = performance.now();
-    const poll = (i: number): void => {
-      if (!holding) return;
-      conns[i].request('GET', pollPath(pollers[i]), pollers[i].auth).then(
-        (r: Resp) => {
-          if (!holding) return;
-          const body =
-            r.status === 200
-              ? (JSON.parse(r.body.toString()) as { events?: Array<{ id: number; type: string }> })
-              : null;
-          const events = body?.events ?? [];
-          if (!body || events.length === 0 || events.some((e) => e.type !== 'heartbeat')) errors++;
-          else {
-            heartbeats += events.length;
-            pollers[i].lastEventId = events[events.length - 1].id;
-            const sec = Math.floor((r.at - t0) / 1000);
-            perSecond.set(sec, (perSecond.get(sec) ?? 0) + 1);
-          }
-          poll(i);
-        },
-        () => {
-          if (holding) dropped++;
-        },
-      );
-    };
     progress(`fig7: parking ${n} polls, holding ${holdSeconds}s (heartbeat ${heartbeatSeconds}s)`);
-    for (let i = 0; i < n; i++) poll(i);
+    const held = startHolding(conns, pollers);
     await settle(parley.server);
     await parley.server.probe('reset');
     const close = watchCpu({ server: parley.server.pid, bench: process.pid });
@@ -77,7 +59,7 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
     await new Promise((r) => setTimeout(r, holdSeconds * 1000));
     const stats = await parley.server.probe('stats');
     const window = close();
-    holding = false;
+    const { heartbeats, errors, dropped, perSecond, t0 } = held.stop();
     const cpuShare = window.cpu.server / window.wall;
     // Every whole second of the hold, quiet ones included.
     const first = Math.ceil((parkedAt - t0) / 1000);
@@ -94,7 +76,7 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
     const notes = [
       `${n} polls (open-file limit ${limit}); heartbeat interval ${heartbeatSeconds}s`,
       `${heartbeats} heartbeats; busiest second ${busiest}, mean ${round(mean, 1)}/s over the hold`,
-      `server CPU ${round(window.cpu.server, 2)}s over ${round(window.wall, 1)}s; foreign ${round(window.foreignShare * 100, 0)}%${window.disturbed ? ' DISTURBED' : ''}`,
+      `server CPU ${round(window.cpu.server, 2)}s over ${round(window.wall, 1)}s (${round((window.cpu.server / Math.max(1, heartbeats)) * 1e6, 0)} µs a heartbeat); foreign ${round(window.foreignShare * 100, 0)}%${window.disturbed ? ' DISTURBED' : ''}`,
     ];
     const disturbed = window.disturbed ? 1 : 0;
     return [
@@ -147,5 +129,118 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
     closeAll(conns);
     await settle(parley.server, 5000);
     await parley.server.stop();
+  }
+}
+
+/** The polls' counts as they are held: every heartbeat is checked and the poll renewed. */
+interface Holding {
+  heartbeats: number;
+  errors: number;
+  dropped: number;
+  perSecond: Map<number, number>;
+  t0: number;
+}
+
+/** Park one poll on each connection and renew it after every answer until stop. */
+function startHolding(
+  conns: HttpConn[],
+  pollers: Poller[],
+): { counts: Readonly<Holding>; stop(): Holding } {
+  const counts: Holding = {
+    heartbeats: 0,
+    errors: 0,
+    dropped: 0,
+    perSecond: new Map(),
+    t0: performance.now(),
+  };
+  let holding = true;
+  const poll = (i: number): void => {
+    if (!holding) return;
+    conns[i].request('GET', pollPath(pollers[i]), pollers[i].auth).then(
+      (r: Resp) => {
+        if (!holding) return;
+        const body =
+          r.status === 200
+            ? (JSON.parse(r.body.toString()) as { events?: Array<{ id: number; type: string }> })
+            : null;
+        const events = body?.events ?? [];
+        if (!body || events.length === 0 || events.some((e) => e.type !== 'heartbeat')) {
+          counts.errors++;
+        } else {
+          counts.heartbeats += events.length;
+          pollers[i].lastEventId = events[events.length - 1].id;
+          const sec = Math.floor((r.at - counts.t0) / 1000);
+          counts.perSecond.set(sec, (counts.perSecond.get(sec) ?? 0) + 1);
+        }
+        poll(i);
+      },
+      () => {
+        if (holding) counts.dropped++;
+      },
+    );
+  };
+  for (let i = 0; i < conns.length; i++) poll(i);
+  return {
+    counts,
+    stop() {
+      holding = false;
+      return counts;
+    },
+  };
+}
+
+/**
+ * Figure 7's floor, run only when named (PARLEY_BENCH_ONLY=7f; the suite's 10 minutes have
+ * no room for it): the bare node:http floor holding as many polls with Parley's heartbeat
+ * period, every connection on its own phase from the start, so the whole window is steady.
+ * It gives the CPU a heartbeat costs a server that does nothing else, against which 7b's
+ * absolute 5 % can be read on the machine at hand.
+ */
+export async function figure7Floor(opts: BenchOptions): Promise<FigureResult[]> {
+  const { n, holdSeconds, heartbeatSeconds } = holdSize(opts);
+  const { periodMs } = heartbeatTiming({
+    heartbeatMinMs: heartbeatSeconds * 1000,
+    heartbeatJitterMs: HEARTBEAT_JITTER_MS,
+  });
+  const floor = await startFloor('fig7-floor', { BENCH_FLOOR_HEARTBEAT_MS: String(periodMs) });
+  let conns: HttpConn[] = [];
+  try {
+    progress(`fig7f: parking ${n} polls on the floor, heartbeat period ${periodMs / 1000}s`);
+    conns = await openMany(floor.port, n);
+    const pollers: Poller[] = conns.map((_, i) => ({
+      user: { id: i, email: '', apiKey: '' },
+      auth: '',
+      queueId: `floor:${i}`,
+      lastEventId: -1,
+    }));
+    const held = startHolding(conns, pollers);
+    // Past the parking's own work: the first heartbeats are due from the start.
+    await sleep(Math.min(5000, periodMs / 4));
+    const close = watchCpu({ server: floor.pid, bench: process.pid });
+    const beatsBefore = held.counts.heartbeats;
+    // One period: every connection's heartbeat once, at Parley's steady rate.
+    await sleep(Math.min(holdSeconds * 1000, periodMs));
+    const window = close();
+    const counts = held.stop();
+    const beats = counts.heartbeats - beatsBefore;
+    const disturbed = window.disturbed ? 1 : 0;
+    return [
+      {
+        figure: '7f',
+        title: `floor: bare node:http holding ${n} polls with heartbeats`,
+        metric: '% of one core',
+        value: round((window.cpu.server / window.wall) * 100, 2),
+        target: 'report',
+        pass: null,
+        pairs: 1 - disturbed,
+        discarded: disturbed,
+        notes: [
+          `${beats} heartbeats in ${round(window.wall, 1)}s (${round(beats / window.wall, 0)}/s, period ${periodMs / 1000}s); server CPU ${round(window.cpu.server, 2)}s, ${round((window.cpu.server / Math.max(1, beats)) * 1e6, 0)} µs a heartbeat; ${counts.errors + counts.dropped} dropped or erroneous; foreign ${round(window.foreignShare * 100, 0)}%${window.disturbed ? ' DISTURBED' : ''}`,
+        ],
+      },
+    ];
+  } finally {
+    closeAll(conns);
+    await floor.stop();
   }
 }

@@ -1,8 +1,8 @@
 // `npm run bench`: every figure of docs/performance.md as a ratio against a floor measured
-// in the same run. PARLEY_BENCH_ONLY=1,4 runs some figures; PARLEY_BENCH_QUICK=1 runs
-// fewer rounds and smaller sizes (a smoke run, not a measurement); PARLEY_BENCH_ROUNDS
-// overrides the rounds; PARLEY_BENCH_PROFILE=1 writes CPU profiles of the Parley servers
-// to bench/results/profiles. Results: a table on stdout, JSON under bench/results/.
+// in the same run. PARLEY_BENCH_ONLY=1,4 runs some figures (and 7f, figure 7's floor, which
+// runs only when named); PARLEY_BENCH_QUICK=1 runs fewer rounds and smaller sizes (a smoke
+// run, not a measurement); PARLEY_BENCH_ROUNDS overrides the rounds; PARLEY_BENCH_PROFILE=1
+// writes CPU profiles of the Parley servers to bench/results/profiles. Results: a table on stdout, JSON under bench/results/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchOptions, FigureResult } from './lib/common.ts';
@@ -14,7 +14,7 @@ import { figure3 } from './fig3-durability.ts';
 import { figure4 } from './fig4-fanout.ts';
 import { figure5 } from './fig5-delivery-cpu.ts';
 import { figure6 } from './fig6-memory.ts';
-import { figure7 } from './fig7-idle.ts';
+import { figure7, figure7Floor } from './fig7-idle.ts';
 import { figure8 } from './fig8-register.ts';
 import { figure9 } from './fig9-history.ts';
 
@@ -26,9 +26,13 @@ const FIGURES: Record<string, (o: BenchOptions) => Promise<FigureResult | Figure
   '5': figure5,
   '6': figure6,
   '7': figure7,
+  '7f': figure7Floor,
   '8': figure8,
   '9': figure9,
 };
+
+/** Figures run only when PARLEY_BENCH_ONLY names them. */
+const ONLY_WHEN_NAMED = new Set(['7f']);
 
 /** The whole suite must end: a figure that overruns this is abandoned. */
 const FIGURE_TIMEOUT_MS = 480_000;
@@ -84,7 +88,7 @@ async function main(): Promise<void> {
   const results: FigureResult[] = [];
   const failures: Array<{ figure: string; error: string }> = [];
   for (const [id, fn] of Object.entries(FIGURES)) {
-    if (only.length > 0 && !only.includes(id)) continue;
+    if (only.length > 0 ? !only.includes(id) : ONLY_WHEN_NAMED.has(id)) continue;
     const t0 = Date.now();
     console.log(`\n== figure ${id}`);
     try {
