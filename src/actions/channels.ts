@@ -175,7 +175,7 @@ export async function presentChannelRows(
   if (channels.length === 0) return [];
   const ids = channels.map((c) => c.id);
   const [firstIds, subscriberCounts] = await Promise.all([
-    channelsStore.firstMessageIds(db, ids),
+    channelsStore.firstMessageIds(db, realmId, ids),
     knownCounts ?? channelsStore.countSubscribersByChannel(db, realmId, ids),
   ]);
   // Every group setting of every channel, presented in a few queries: most channels share

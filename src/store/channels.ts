@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { cachedQuery, compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { ChannelRow, DB, SubscriptionRow } from './schema.ts';
@@ -105,14 +105,17 @@ const subscriptionOf = cachedQuery(2, (db, userId: number, channelId: number) =>
 );
 
 /** All subscription rows of a user, active or not. */
-export async function listUserSubscriptions(db: Q, userId: number): Promise<SubscriptionRow[]> {
-  return db
-    .selectFrom('subscriptions')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .orderBy('channel_id')
-    .execute();
+/** The user's subscriptions, former ones included, by channel (a cached read). */
+export async function listUserSubscriptions(
+  db: Q,
+  userId: number,
+): Promise<ReadonlyArray<Readonly<SubscriptionRow>>> {
+  return subscriptionsOfUser.all(db, userId);
 }
+
+const subscriptionsOfUser = cachedQuery(1, (db, userId: number) =>
+  db.selectFrom('subscriptions').selectAll().where('user_id', '=', userId).orderBy('channel_id'),
+);
 
 /** Active subscribers of a channel who are themselves active users. */
 export async function listSubscriberIds(db: Q, channelId: number): Promise<number[]> {
@@ -368,27 +371,45 @@ export async function deactivateSubscriptions(
 /** The first message of each channel (null when it has none). */
 export async function firstMessageIds(
   db: Q,
+  realmId: number,
   channelIds: number[],
 ): Promise<Map<number, number | null>> {
   const out = new Map<number, number | null>(channelIds.map((id) => [id, null]));
   if (channelIds.length === 0) return out;
   // One look into the channel index per channel: grouping the messages of all of them
-  // would read every message of every channel (a register presents them all).
-  const rows = await db
-    .selectFrom('channels as c')
-    .select((eb) => [
-      'c.id',
-      eb
-        .selectFrom('messages as m')
-        .select((m) => m.fn.min<number>('m.id').as('first'))
-        .whereRef('m.channel_id', '=', 'c.id')
-        .as('first_id'),
-    ])
-    .where('c.id', 'in', channelIds)
-    .execute();
-  for (const r of rows) if (r.first_id !== null) out.set(r.id, Number(r.first_id));
+  // would read every message of every channel. Many channels (a register presents them
+  // all) are read for the whole organization by one compiled query instead of a list of
+  // ids, whose query would be built and compiled again on every call.
+  const rows =
+    channelIds.length > FIRST_IDS_BY_LIST
+      ? await firstMessageIdsOfRealm.all(db, realmId)
+      : await db
+          .selectFrom('channels as c')
+          .select((eb) => ['c.id', firstMessageIdOf(eb)])
+          .where('c.id', 'in', channelIds)
+          .execute();
+  for (const r of rows) {
+    if (r.first_id !== null && out.has(r.id)) out.set(r.id, Number(r.first_id));
+  }
   return out;
 }
+
+/** Past this many channels, firstMessageIds reads the organization's every channel. */
+const FIRST_IDS_BY_LIST = 20;
+
+const firstMessageIdOf = (eb: ExpressionBuilder<DB & { c: DB['channels'] }, 'c'>) =>
+  eb
+    .selectFrom('messages as m')
+    .select((m) => m.fn.min<number>('m.id').as('first'))
+    .whereRef('m.channel_id', '=', 'c.id')
+    .as('first_id');
+
+const firstMessageIdsOfRealm = compiledQuery(1, (db, realmId: number) =>
+  db
+    .selectFrom('channels as c')
+    .select((eb) => ['c.id', firstMessageIdOf(eb)])
+    .where('c.realm_id', '=', realmId),
+);
 
 /** Whether the channel has a message outside the empty topic. */
 export async function channelHasNamedTopics(db: Q, channelId: number): Promise<boolean> {

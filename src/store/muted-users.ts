@@ -9,15 +9,18 @@ export interface MutedUser {
 
 /** The user's muted users, oldest mute first. */
 export async function listMutedUsers(db: Q, userId: number): Promise<MutedUser[]> {
-  const rows = await db
+  const rows = await mutedByUser.all(db, userId);
+  return rows.map((r) => ({ id: r.muted_user_id, timestamp: r.date_muted }));
+}
+
+const mutedByUser = cachedQuery(1, (db, userId: number) =>
+  db
     .selectFrom('muted_users')
     .select(['muted_user_id', 'date_muted'])
     .where('user_id', '=', userId)
     .orderBy('date_muted')
-    .orderBy('muted_user_id')
-    .execute();
-  return rows.map((r) => ({ id: r.muted_user_id, timestamp: r.date_muted }));
-}
+    .orderBy('muted_user_id'),
+);
 
 export async function isMuted(db: Q, userId: number, mutedUserId: number): Promise<boolean> {
   const row = await db

@@ -1,5 +1,6 @@
 // A user's per-topic preferences (visibility policies). A topic is matched regardless of
 // case through topic_key, the lower-cased name.
+import { compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { UserTopicRow } from './schema.ts';
 
@@ -56,13 +57,12 @@ const byChannelAndTopic = (
 
 /** Every preference of the user, by channel and topic. */
 export async function listUserTopics(db: Q, userId: number): Promise<UserTopicRow[]> {
-  const rows = await db
-    .selectFrom('user_topics')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .execute();
-  return rows.sort(byChannelAndTopic);
+  return (await topicsOfUser.all(db, userId)).sort(byChannelAndTopic);
 }
+
+const topicsOfUser = compiledQuery(1, (db, userId: number) =>
+  db.selectFrom('user_topics').selectAll().where('user_id', '=', userId),
+);
 
 /** The user's muted topics with their channel's name, as the legacy muted_topics list has them. */
 export async function listMutedTopics(

@@ -129,14 +129,17 @@ export async function countActiveOwners(db: Q, realmId: number): Promise<number>
 }
 
 export async function listBotsOwnedBy(db: Q, ownerId: number): Promise<UserRow[]> {
-  return db
+  return botsOwnedBy.all(db, ownerId);
+}
+
+const botsOwnedBy = compiledQuery(1, (db, ownerId: number) =>
+  db
     .selectFrom('users')
     .selectAll()
     .where('bot_owner_id', '=', ownerId)
     .where('is_bot', '=', 1)
-    .orderBy('id')
-    .execute();
-}
+    .orderBy('id'),
+);
 
 export async function listBots(db: Q, realmId: number): Promise<UserRow[]> {
   return db

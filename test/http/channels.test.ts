@@ -12,6 +12,7 @@ import {
   type ChannelKey,
 } from '../support/channels.ts';
 import type { FixtureUser } from '../support/fixture.ts';
+import { sendToChannel } from '../support/messages.ts';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -145,6 +146,39 @@ describe('GET /streams', () => {
       (s) => s.name === 'design',
     );
     assert.deepEqual(design, await expectedChannel(t, 'design', { is_archived: true }));
+  });
+
+  test('many channels: each with its own first message and subscriber count, after each change', async () => {
+    // Past 20 channels the first message ids are read for the whole organization, and the
+    // counts are kept between reads: both must follow sends and subscriptions.
+    const admin = t.as(t.fx.admin);
+    const names = Array.from({ length: 22 }, (_, i) => `many-${i}`);
+    const created = await admin.post('/users/me/subscriptions', {
+      subscriptions: names.map((name) => ({ name })),
+    });
+    assert.equal(created.status, 200, created.text);
+    const read = async () => {
+      const res = await admin.get('/streams', { include_all: true });
+      const byName = new Map(
+        (res.body.streams as Array<Record<string, unknown>>).map((c) => [c.name, c]),
+      );
+      return names.map((n) => [byName.get(n)!.first_message_id, byName.get(n)!.subscriber_count]);
+    };
+    assert.deepEqual(
+      await read(),
+      names.map(() => [null, 1]),
+    );
+    const first = await sendToChannel(t, t.fx.admin, 'many-3', 'a', 'first');
+    await sendToChannel(t, t.fx.admin, 'many-3', 'a', 'second');
+    const other = await sendToChannel(t, t.fx.admin, 'many-20', 'b', 'another');
+    const joined = await t.as(t.fx.member).post('/users/me/subscriptions', {
+      subscriptions: [{ name: 'many-20' }],
+    });
+    assert.equal(joined.status, 200, joined.text);
+    assert.deepEqual(
+      await read(),
+      names.map((n) => (n === 'many-3' ? [first, 1] : n === 'many-20' ? [other, 2] : [null, 1])),
+    );
   });
 
   test('a bad filter value is refused', async () => {

@@ -27,7 +27,17 @@ test('every read of one channel’s messages finds them through an index', async
     }) as typeof raw.prepare;
     const reads: Array<[string, () => Promise<unknown>]> = [
       ['first message', () => minChannelMessageId(store.db, 1)],
-      ['first messages', () => firstMessageIds(store.db, [1, 2, 3])],
+      ['first messages', () => firstMessageIds(store.db, 1, [1, 2, 3])],
+      // Past 20 channels, the organization's every channel (a register presents them all).
+      [
+        'first messages of many channels',
+        () =>
+          firstMessageIds(
+            store.db,
+            1,
+            Array.from({ length: 25 }, (_, i) => i + 1),
+          ),
+      ],
       ['named topics', () => channelHasNamedTopics(store.db, 1)],
       ['topics', () => listChannelTopics(store.db, 1, null)],
       ['topics of a user', () => listChannelTopics(store.db, 1, 7)],
