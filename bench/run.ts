@@ -2,7 +2,8 @@
 // in the same run. PARLEY_BENCH_ONLY=1,4 runs some figures (and 7f, figure 7's floor, which
 // runs only when named); PARLEY_BENCH_QUICK=1 runs fewer rounds and smaller sizes (a smoke
 // run, not a measurement); PARLEY_BENCH_ROUNDS overrides the rounds; PARLEY_BENCH_PROFILE=1
-// writes CPU profiles of the Parley servers to bench/results/profiles. Results: a table on stdout, JSON under bench/results/.
+// writes CPU profiles of the Parley servers to bench/results/profiles. Results: a table on
+// stdout, JSON under bench/results/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchOptions, FigureResult } from './lib/common.ts';
