@@ -106,40 +106,6 @@ function gatherByGroup(
   return out;
 }
 
-/** Direct members of several groups, each list in id order (groups without members absent). */
-export async function listDirectMembersByGroup(
-  db: Q,
-  groupIds: number[],
-): Promise<Map<number, number[]>> {
-  if (groupIds.length === 0) return new Map();
-  return gatherByGroup(
-    await db
-      .selectFrom('user_group_members')
-      .select(['group_id', 'user_id as id'])
-      .where('group_id', 'in', groupIds)
-      .orderBy('group_id')
-      .orderBy('user_id')
-      .execute(),
-  );
-}
-
-/** Direct subgroups of several groups, each list in id order (groups without any absent). */
-export async function listDirectSubgroupsByGroup(
-  db: Q,
-  groupIds: number[],
-): Promise<Map<number, number[]>> {
-  if (groupIds.length === 0) return new Map();
-  return gatherByGroup(
-    await db
-      .selectFrom('user_group_subgroups')
-      .select(['group_id', 'subgroup_id as id'])
-      .where('group_id', 'in', groupIds)
-      .orderBy('group_id')
-      .orderBy('subgroup_id')
-      .execute(),
-  );
-}
-
 export async function listDirectSubgroups(db: Q, groupId: number): Promise<number[]> {
   const rows = await db
     .selectFrom('user_group_subgroups')
