@@ -104,7 +104,6 @@ const subscriptionOf = cachedQuery(2, (db, userId: number, channelId: number) =>
     .where('channel_id', '=', channelId),
 );
 
-/** All subscription rows of a user, active or not. */
 /** The user's subscriptions, former ones included, by channel (a cached read). */
 export async function listUserSubscriptions(
   db: Q,
