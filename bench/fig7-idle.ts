@@ -67,7 +67,7 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
     const busiest = Math.max(0, ...counts);
     const mean = counts.reduce((a, b) => a + b, 0) / Math.max(1, counts.length);
     // Burstiness is read once heartbeats have begun: every poll parked at the start of the
-    // hold, and none is due before a third of the interval (events/heartbeats.ts), so the
+    // hold, and none is due before half the jitter, 5 s (events/heartbeats.ts), so the
     // first seconds are quiet by design and would only lower the mean.
     const steady = counts.slice(counts.findIndex((c) => c > 0) + 1);
     const steadyBusiest = Math.max(0, ...steady);

@@ -6,13 +6,15 @@ import type { QueueConfig } from './queues.ts';
 
 /**
  * A quiet poll is answered between (latest - period) and latest after it parks: latest is
- * the configured interval plus jitter; the lower bound keeps a third of the interval (at
- * least half the jitter) so a poll that just parked is not answered with a heartbeat at
- * once, at the cost of a period shorter than interval + jitter/2 (40 s instead of 50 s by
- * default). A timer tick is the longest length that divides a second and is at most 1/300
- * of the period (125 ms by default): the polls due in one tick are answered together, and
- * their re-polls arrive together, so finer ticks keep those bursts short (19,000 polls:
- * about 60 per tick; a hundredth of the period gave 190 and a loop delay p99 of 10.6 ms, a
+ * the configured interval plus jitter. The period is what a quiet queue, re-polling after
+ * each heartbeat, gets them at: interval + jitter/2 by default (50 s), the mean of the
+ * reference server's 45–55 s, which a period of two thirds of the interval (40 s, until
+ * session 25) exceeded by a quarter in heartbeats. The lower bound, half the jitter and at
+ * least a tenth of the interval, keeps a poll that just parked from a heartbeat at once. A
+ * timer tick is the longest length that divides a second and is at most 1/300 of the
+ * period (125 ms by default): the polls due in one tick are answered together, and their
+ * re-polls arrive together, so finer ticks keep those bursts short (19,000 polls: about 50
+ * per tick; a hundredth of the period gave 190 and a loop delay p99 of 10.6 ms, a
  * thousandth 7.4 ms but 18 % more CPU per heartbeat).
  */
 export function heartbeatTiming(
@@ -23,7 +25,7 @@ export function heartbeatTiming(
   tickMs: number;
 } {
   const latestMs = config.heartbeatMinMs + config.heartbeatJitterMs;
-  const soonestMs = Math.max(config.heartbeatJitterMs / 2, config.heartbeatMinMs / 3);
+  const soonestMs = Math.max(config.heartbeatJitterMs / 2, config.heartbeatMinMs / 10);
   const periodMs = Math.max(1, Math.floor(latestMs - soonestMs));
   const wanted = Math.floor(periodMs / 300);
   return { latestMs, periodMs, tickMs: TICKS_THAT_FILL_A_SECOND.find((t) => t <= wanted) ?? 1 };
