@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { startIdleCollector, type IdleCollector } from '../../src/infra/idle-gc.ts';
+import {
+  startIdleCollector,
+  worthCollecting,
+  type IdleCollector,
+} from '../../src/infra/idle-gc.ts';
 
 /** Short-lived objects, dropped at once: what a burst of requests leaves in the young generation. */
 function makeGarbage(bytes: number): number {
@@ -34,9 +38,18 @@ async function busyFor(ms: number): Promise<void> {
   }
 }
 
-/** A collector that looks every 20 ms; the tests fail at once where the runtime refuses. */
+/**
+ * A collector that looks every 20 ms, whatever share of the young generation is in use (a
+ * test process's is a megabyte or two, which V8 resizes as it likes); the tests fail at once
+ * where the runtime refuses.
+ */
 function collectorFor(options: { busyBelow: number; minAllocatedBytes: number }): IdleCollector {
-  const collector = startIdleCollector({ intervalMs: 20, ...options });
+  const collector = startIdleCollector({
+    intervalMs: 20,
+    quietIntervalMs: 20,
+    minUsedShare: 0,
+    ...options,
+  });
   assert.ok(collector, 'this runtime allows a collection on request');
   return collector;
 }
@@ -95,10 +108,48 @@ test('idle collector: does not collect again until new garbage piles up', async 
   assert.equal(survivors.length, 6_000);
 });
 
+test('idle collector: an idle loop is looked at less and less often, a busy one again at once', async (t) => {
+  const collector = startIdleCollector({
+    intervalMs: 20,
+    quietIntervalMs: 160,
+    busyBelow: 0.2,
+    minAllocatedBytes: 64 * 1024 * 1024,
+    minUsedShare: 0,
+  });
+  assert.ok(collector);
+  t.after(() => collector.stop());
+  // Quiet for a second: looks after 20, 40, 80, 160, 160, ... ms, about 8 in all (50 at 20 ms).
+  await sleep(1_000);
+  const quiet = collector.checks;
+  assert.ok(quiet >= 4 && quiet <= 12, `${quiet} checks while quiet`);
+  // Busy: within one quiet wait (160 ms) the looks come every 20 ms again.
+  await busyFor(500);
+  const busy = collector.checks - quiet;
+  assert.ok(busy >= 10, `${busy} checks in 500 ms of work`);
+  assert.equal(collector.collections, 0);
+});
+
 test('idle collector: stop ends the checks', async () => {
   const collector = collectorFor({ busyBelow: 0.5, minAllocatedBytes: 64 * 1024 });
   collector.stop();
   makeGarbage(512 * 1024);
   await sleep(200);
   assert.equal(collector.collections, 0);
+});
+
+test('idle collector: collects only a young generation at least the given share full', () => {
+  const options = { minAllocatedBytes: 1 << 20, minUsedShare: 0.5 };
+  const MB = 1 << 20;
+  // Half of 16 MB in use, 7 MB of it new: collected.
+  assert.equal(worthCollecting({ used: 8 * MB, capacity: 16 * MB }, 1 * MB, options), true);
+  // A quarter in use: V8 has room left for a burst, so no collection however much is new.
+  assert.equal(worthCollecting({ used: 4 * MB, capacity: 16 * MB }, 0, options), false);
+  // Nearly full, but almost all of it what the last idle collection left: nothing new.
+  assert.equal(worthCollecting({ used: 15 * MB, capacity: 16 * MB }, 14.5 * MB, options), false);
+  // A small young generation counts by its own capacity.
+  assert.equal(worthCollecting({ used: 1.5 * MB, capacity: 2 * MB }, 0, options), true);
+  assert.equal(
+    worthCollecting({ used: 1.5 * MB, capacity: 16 * MB }, 0, { ...options, minUsedShare: 0 }),
+    true,
+  );
 });
