@@ -12,6 +12,11 @@ export interface CheckpointOptions {
   /** How often the worker copies what the WAL holds into the database. */
   intervalMs?: number;
   /**
+   * The longest wait between two looks while nothing is written: each look that finds the
+   * WAL as the last one left it doubles the wait, up to this; the first write brings it back.
+   */
+  quietIntervalMs?: number;
+  /**
    * WAL pages after which the serving connection checkpoints at its next commit after all,
    * as SQLite does by default at 1,000: a bound for when the worker falls behind or stops.
    */
@@ -32,6 +37,9 @@ export interface BackgroundCheckpoints {
 }
 
 const DEFAULT_INTERVAL_MS = 100;
+// Ten looks a second at a WAL nobody writes woke the worker's thread and V8's for about
+// 0.3 % of a core on an idle server (docs/performance.md, session 25).
+const DEFAULT_QUIET_INTERVAL_MS = 1_600;
 // 40 MB of 4 KB pages. The WAL starts again from its beginning only at a write after a
 // checkpoint that copied all of it, which under writes without pauses the worker seldom
 // manages: the WAL then grows to this, and the serving connection's own checkpoint, copying
@@ -74,10 +82,20 @@ const checkpoint = plainly(() => {
   sqlite.exec('PRAGMA synchronous = ' + workerData.synchronous);
   return sqlite.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 });
-const timer = setInterval(() => plainly(() => checkpoint.get()), workerData.intervalMs);
+// A look that finds the log as the last one left it, all copied, doubles the wait.
+let delay = workerData.intervalMs;
+let lastLog = -1;
+const tick = () => {
+  const { log, checkpointed } = plainly(() => checkpoint.get());
+  const quiet = log === lastLog && checkpointed === log;
+  lastLog = log;
+  delay = quiet ? Math.min(delay * 2, workerData.quietIntervalMs) : workerData.intervalMs;
+  timer = setTimeout(tick, delay);
+};
+let timer = setTimeout(tick, delay);
 parentPort.on('message', (message) => {
   if (message !== 'stop') return;
-  clearInterval(timer);
+  clearTimeout(timer);
   sqlite.close();
   parentPort.close();
 });
@@ -107,6 +125,10 @@ export function startBackgroundCheckpoints(
     driver: DRIVER,
     path,
     intervalMs: options.intervalMs ?? DEFAULT_INTERVAL_MS,
+    quietIntervalMs: Math.max(
+      options.quietIntervalMs ?? DEFAULT_QUIET_INTERVAL_MS,
+      options.intervalMs ?? DEFAULT_INTERVAL_MS,
+    ),
     synchronous,
   };
   // No inherited flags: the TypeScript loader would only slow the worker's start.

@@ -75,6 +75,17 @@ test('the worker copies the WAL into the database on its timer', () =>
     assert.equal(readValue(store, 'SELECT count(*) FROM filler'), 1_500);
   }));
 
+test('a worker whose WAL stayed unchanged for a while still copies the next write', () =>
+  onFileStore(async (store, file) => {
+    // Its looks at the unchanged WAL are 20, 40, 80 ms apart, then 100 ms.
+    store.checkpointInBackground!({ intervalMs: 20, quietIntervalMs: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    writePages(store, 1_500);
+    await waitFor('the checkpoint', () => fileSize(file) >= 1_500 * PAGE, 10_000);
+    writePages(store, 10);
+    await waitFor('the next checkpoint', () => fileSize(file) >= 1_510 * PAGE, 10_000);
+  }));
+
 test('the WAL file is cut back to its limit when the log starts again', () =>
   onFileStore(async (store, file) => {
     store.checkpointInBackground!({ intervalMs: 20, walSizeLimitBytes: 256 * 1024 });
