@@ -1,11 +1,12 @@
 // Young-generation garbage collected while the process is idle. A burst of work (one message
 // fanned out to a thousand parked polls) allocates a few megabytes; when the young generation
-// is already half full of what the quiet time before left behind (the polls' own requests,
-// parked just before), V8 stops the burst for a scavenge that copies everything still young:
-// 5–25 ms at a thousand polls (docs/performance.md, item 4). A scavenge run when nothing is
-// waiting does the same copying with nobody delayed, and leaves the burst an empty young
-// generation. V8 in Node has no idle-time collection of its own, so this checks every
-// interval whether the event loop was idle and the young generation has filled since.
+// has less room left than that, V8 stops the burst for a scavenge that copies everything
+// still young (the polls' own requests, parked just before): 5–25 ms at a thousand polls
+// (docs/performance.md, item 4). A scavenge run when nothing is waiting does the same copying
+// with nobody delayed, and leaves the burst an empty young generation. V8 in Node has no
+// idle-time collection of its own, so this looks at the event loop every interval, notes how
+// much the young generation grew since the last look (the largest such growth lately is the
+// burst to keep room for), and collects when the loop was idle and less room is left.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -24,8 +25,13 @@ export interface IdleCollectorOptions {
   busyBelow: number;
   /** Bytes allocated in the young generation since the last idle collection, at least. */
   minAllocatedBytes: number;
-  /** The share of the young generation's capacity in use, at least. */
-  minUsedShare: number;
+  /**
+   * What the largest growth between two looks counts for at the next look: the burst to keep
+   * room for is the largest of the last few seconds of work, or minutes of quiet.
+   */
+  burstDecay: number;
+  /** Room in the young generation always kept, bursts or not (tests use it to collect at once). */
+  minFreeBytes: number;
 }
 
 export interface IdleCollector {
@@ -37,22 +43,23 @@ export interface IdleCollector {
 }
 
 /**
- * Checked ten times a second while the loop works. An idle loop with nothing to collect is
+ * Looked at ten times a second while the loop works. An idle loop with nothing to collect is
  * looked at less and less often, down to once in 1.6 s: an idle server woke ten times a
  * second for it, about 0.4 % of a core in all (docs/performance.md, session 25), and a burst
- * brings the checks back within that. Idle: under 1 % busy. Only a young
- * generation at least half full is collected: a steady trickle of work with idle moments
- * between (19,000 parked polls and their heartbeats, 8 ticks a second) otherwise had a
- * collection every megabyte, four times V8's own, each copying the polls parked since the
- * last and promoting them no sooner: 1.1 % of a core more in figure 7's hold
- * (docs/performance.md). A burst needs the room only when little is left.
+ * brings the looks back within that. Idle: under 1 % busy. Only a young generation with less
+ * room than the bursts need is collected: a steady trickle of work with idle moments between
+ * (19,000 parked polls and their heartbeats, 8 ticks a second, half a megabyte a look)
+ * otherwise had a collection every megabyte, four times V8's own, each copying the polls
+ * parked since the last and promoting them no sooner: 1.1 % of a core more in figure 7's
+ * hold (docs/performance.md). Decaying by 1 % a look, a burst counts half after 7 s of work.
  */
 const IDLE_GC_DEFAULTS: IdleCollectorOptions = {
   intervalMs: 100,
   quietIntervalMs: 1600,
   busyBelow: 0.01,
   minAllocatedBytes: 1 << 20,
-  minUsedShare: 0.5,
+  burstDecay: 0.99,
+  minFreeBytes: 0,
 };
 
 let collectGarbage: CollectGarbage | null | undefined;
@@ -91,16 +98,18 @@ function youngGeneration(): { used: number; capacity: number } {
 
 /**
  * Whether an idle loop's young generation is worth a scavenge: enough allocated since what the
- * last idle collection left (usedAfter), and at least the given share of its capacity in use.
+ * last idle collection left (usedAfter), and less room left than the burst it may meet.
  */
 export function worthCollecting(
   young: { used: number; capacity: number },
   usedAfter: number,
-  options: Pick<IdleCollectorOptions, 'minAllocatedBytes' | 'minUsedShare'>,
+  burst: number,
+  options: Pick<IdleCollectorOptions, 'minAllocatedBytes' | 'minFreeBytes'>,
 ): boolean {
+  const free = young.capacity - young.used;
   return (
     young.used - usedAfter >= options.minAllocatedBytes &&
-    young.used >= young.capacity * options.minUsedShare
+    free < Math.max(burst, options.minFreeBytes)
   );
 }
 
@@ -115,6 +124,8 @@ export function startIdleCollector(
   let last: EventLoopUtilization = performance.eventLoopUtilization();
   // What survived the last idle collection is not new garbage: it counts from there.
   let usedAfterCollecting = 0;
+  let usedAtLastLook = 0;
+  let burst = 0;
   let delay = options.intervalMs;
   let timer: NodeJS.Timeout;
   const check = (): void => {
@@ -122,22 +133,26 @@ export function startIdleCollector(
     const now = performance.eventLoopUtilization();
     const busy = performance.eventLoopUtilization(now, last).utilization;
     last = now;
-    delay = busy >= options.busyBelow ? options.intervalMs : collectIfWorth();
+    const young = youngGeneration();
+    // Less in use than at the last look: V8 collected meanwhile, and all in use is new.
+    const grown = young.used >= usedAtLastLook ? young.used - usedAtLastLook : young.used;
+    burst = Math.max(grown, burst * options.burstDecay);
+    usedAtLastLook = young.used;
+    delay = busy >= options.busyBelow ? options.intervalMs : collectIfWorth(young);
     timer = setTimeout(check, delay);
     timer.unref();
   };
-  /** The delay to the next check: the shortest after a collection, twice the last if none. */
-  const collectIfWorth = (): number => {
-    const young = youngGeneration();
+  /** The delay to the next look: the shortest after a collection, twice the last if none. */
+  const collectIfWorth = (young: { used: number; capacity: number }): number => {
     // A scavenge V8 ran on its own since leaves less in use than the last one left.
     if (young.used < usedAfterCollecting) usedAfterCollecting = 0;
-    if (!worthCollecting(young, usedAfterCollecting, options)) {
+    if (!worthCollecting(young, usedAfterCollecting, burst, options)) {
       return Math.min(delay * 2, options.quietIntervalMs);
     }
     gc({ type: 'minor' });
     collections++;
-    usedAfterCollecting = youngGeneration().used;
-    // The collection itself is not the load the next check should see.
+    usedAfterCollecting = usedAtLastLook = youngGeneration().used;
+    // The collection itself is not the load the next look should see.
     last = performance.eventLoopUtilization();
     return options.intervalMs;
   };

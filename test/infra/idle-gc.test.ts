@@ -39,15 +39,15 @@ async function busyFor(ms: number): Promise<void> {
 }
 
 /**
- * A collector that looks every 20 ms, whatever share of the young generation is in use (a
- * test process's is a megabyte or two, which V8 resizes as it likes); the tests fail at once
- * where the runtime refuses.
+ * A collector that looks every 20 ms and collects whatever room is left (a test process's
+ * young generation is resized as V8 likes); the tests fail at once where the runtime refuses.
  */
 function collectorFor(options: { busyBelow: number; minAllocatedBytes: number }): IdleCollector {
   const collector = startIdleCollector({
     intervalMs: 20,
     quietIntervalMs: 20,
-    minUsedShare: 0,
+    burstDecay: 0.99,
+    minFreeBytes: Infinity,
     ...options,
   });
   assert.ok(collector, 'this runtime allows a collection on request');
@@ -114,7 +114,8 @@ test('idle collector: an idle loop is looked at less and less often, a busy one 
     quietIntervalMs: 160,
     busyBelow: 0.2,
     minAllocatedBytes: 64 * 1024 * 1024,
-    minUsedShare: 0,
+    burstDecay: 0.99,
+    minFreeBytes: Infinity,
   });
   assert.ok(collector);
   t.after(() => collector.stop());
@@ -137,19 +138,30 @@ test('idle collector: stop ends the checks', async () => {
   assert.equal(collector.collections, 0);
 });
 
-test('idle collector: collects only a young generation at least the given share full', () => {
-  const options = { minAllocatedBytes: 1 << 20, minUsedShare: 0.5 };
+test('idle collector: collects only a young generation with less room than its bursts need', () => {
+  const options = { minAllocatedBytes: 1 << 20, minFreeBytes: 0 };
   const MB = 1 << 20;
-  // Half of 16 MB in use, 7 MB of it new: collected.
-  assert.equal(worthCollecting({ used: 8 * MB, capacity: 16 * MB }, 1 * MB, options), true);
-  // A quarter in use: V8 has room left for a burst, so no collection however much is new.
-  assert.equal(worthCollecting({ used: 4 * MB, capacity: 16 * MB }, 0, options), false);
-  // Nearly full, but almost all of it what the last idle collection left: nothing new.
-  assert.equal(worthCollecting({ used: 15 * MB, capacity: 16 * MB }, 14.5 * MB, options), false);
-  // A small young generation counts by its own capacity.
-  assert.equal(worthCollecting({ used: 1.5 * MB, capacity: 2 * MB }, 0, options), true);
+  // 8 MB free of 16, after bursts of 10 MB (a fan-out to a thousand polls): collected.
   assert.equal(
-    worthCollecting({ used: 1.5 * MB, capacity: 16 * MB }, 0, { ...options, minUsedShare: 0 }),
+    worthCollecting({ used: 8 * MB, capacity: 16 * MB }, 1 * MB, 10 * MB, options),
+    true,
+  );
+  // 12 MB free: room for the burst, so no collection however much is new.
+  assert.equal(worthCollecting({ used: 4 * MB, capacity: 16 * MB }, 0, 10 * MB, options), false);
+  // A trickle of half a megabyte a look (heartbeats): left to V8 until nearly full.
+  assert.equal(worthCollecting({ used: 14 * MB, capacity: 16 * MB }, 0, 0.5 * MB, options), false);
+  assert.equal(worthCollecting({ used: 15.8 * MB, capacity: 16 * MB }, 0, 0.5 * MB, options), true);
+  // Nearly full, but almost all of it what the last idle collection left: nothing new.
+  assert.equal(
+    worthCollecting({ used: 15 * MB, capacity: 16 * MB }, 14.5 * MB, 10 * MB, options),
+    false,
+  );
+  // Room kept whatever the bursts.
+  assert.equal(
+    worthCollecting({ used: 2 * MB, capacity: 16 * MB }, 0, 0, {
+      ...options,
+      minFreeBytes: 15 * MB,
+    }),
     true,
   );
 });
