@@ -29,10 +29,11 @@ beforeEach(() => {
 });
 afterEach(() => mock.timers.reset());
 
-test('the timing: interval + jitter/2 (at most 9/10 of the interval), about 300 ticks to a period', () => {
+test('the timing: interval + jitter/2, or less when a tenth of the interval exceeds half the jitter; about 300 ticks to a period', () => {
   assert.deepEqual(heartbeatTiming(CONFIG), { latestMs: 1000, periodMs: 900, tickMs: 2 });
-  // The reference server's mean of 45–55 s. 50,000 / 300 is 166 ms: the tick is the longest
-  // a second holds a whole number of.
+  // Without jitter the soonest beat is a tenth of the interval after the add: 900 ms above.
+  // By default the reference server's mean of 45–55 s. 50,000 / 300 is 166 ms: the tick is
+  // the longest a second holds a whole number of.
   assert.deepEqual(heartbeatTiming({ heartbeatMinMs: 45_000, heartbeatJitterMs: 10_000 }), {
     latestMs: 55_000,
     periodMs: 50_000,
