@@ -5,8 +5,9 @@
 // (docs/performance.md, item 4). A scavenge run when nothing is waiting does the same copying
 // with nobody delayed, and leaves the burst an empty young generation. V8 in Node has no
 // idle-time collection of its own, so this looks at the event loop every interval, notes how
-// much the young generation grew since the last look (the largest such growth lately is the
-// burst to keep room for), and collects when the loop was idle and less room is left.
+// much the young generation grew while it was busy since the last idle look (the largest such
+// growth lately is the burst to keep room for), and collects when the loop was idle and less
+// room is left.
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -14,8 +15,13 @@ import { runInNewContext } from 'node:vm';
 type CollectGarbage = (options: { type: 'minor' | 'major' }) => void;
 
 export interface IdleCollectorOptions {
-  /** How often the loop's idleness is looked at while it works, and after a collection. */
+  /** How often the loop's idleness is looked at after an idle look and after a collection. */
   intervalMs: number;
+  /**
+   * How soon the next look comes after one that found the loop busy: an idle moment right
+   * after a burst of work (a thousand polls parking) is found before the next burst comes.
+   */
+  busyIntervalMs: number;
   /**
    * The longest between two looks while the loop stays idle with nothing to collect: each
    * such look doubles the wait, up to this, and the first busy one brings it back.
@@ -26,8 +32,9 @@ export interface IdleCollectorOptions {
   /** Bytes allocated in the young generation since the last idle collection, at least. */
   minAllocatedBytes: number;
   /**
-   * What the largest growth between two looks counts for at the next look: the burst to keep
-   * room for is the largest of the last few seconds of work, or minutes of quiet.
+   * What the largest burst (the growth from one idle look to the next) counts for at the
+   * next look: the burst to keep room for is the largest of the last few seconds of work, or
+   * minutes of quiet.
    */
   burstDecay: number;
   /** Room in the young generation always kept, bursts or not (tests use it to collect at once). */
@@ -43,7 +50,11 @@ export interface IdleCollector {
 }
 
 /**
- * Looked at ten times a second while the loop works. An idle loop with nothing to collect is
+ * Looked at every 25 ms while the loop works, so that the idle moment after a burst of work is
+ * seen within 25-50 ms: with looks every 100 ms, a thousand polls parking ran into the look
+ * after them, the collection waited for the next, and the fan-out that came 200 ms after the
+ * polls met the scavenge instead in a third of figure 4's rounds (docs/performance.md,
+ * session 26). Ten times a second after an idle look. An idle loop with nothing to collect is
  * looked at less and less often, down to once in 1.6 s: an idle server woke ten times a
  * second for it, about 0.4 % of a core in all (docs/performance.md, session 25), and a burst
  * brings the looks back within that. Idle: under 1 % busy. Only a young generation with less
@@ -51,10 +62,12 @@ export interface IdleCollector {
  * (19,000 parked polls and their heartbeats, 8 ticks a second, half a megabyte a look)
  * otherwise had a collection every megabyte, four times V8's own, each copying the polls
  * parked since the last and promoting them no sooner: 1.1 % of a core more in figure 7's
- * hold (docs/performance.md). Decaying by 1 % a look, a burst counts half after 7 s of work.
+ * hold (docs/performance.md). Decaying by 1 % an idle look, a burst counts half after 69 of
+ * them, 7 s of looks a tenth of a second apart.
  */
 const IDLE_GC_DEFAULTS: IdleCollectorOptions = {
   intervalMs: 100,
+  busyIntervalMs: 25,
   quietIntervalMs: 1600,
   busyBelow: 0.01,
   minAllocatedBytes: 1 << 20,
@@ -113,6 +126,15 @@ export function worthCollecting(
   );
 }
 
+/**
+ * The burst to keep room for after an idle look: the growth since the last idle look, or the
+ * decayed earlier burst if larger. Work that outgrew the whole young generation met V8's own
+ * scavenges whatever room it found (the setup of thousands of queues): it is no burst.
+ */
+export function nextBurst(burst: number, growth: number, capacity: number, decay: number): number {
+  return Math.max(growth <= capacity ? growth : 0, burst * decay);
+}
+
 /** Start collecting while idle; null when this runtime gives no way to ask for a scavenge. */
 export function startIdleCollector(
   options: IdleCollectorOptions = IDLE_GC_DEFAULTS,
@@ -125,6 +147,8 @@ export function startIdleCollector(
   // What survived the last idle collection is not new garbage: it counts from there.
   let usedAfterCollecting = 0;
   let usedAtLastLook = 0;
+  /** The young generation's growth since the last idle look: the burst under way. */
+  let growth = 0;
   let burst = 0;
   let delay = options.intervalMs;
   let timer: NodeJS.Timeout;
@@ -135,10 +159,15 @@ export function startIdleCollector(
     last = now;
     const young = youngGeneration();
     // Less in use than at the last look: V8 collected meanwhile, and all in use is new.
-    const grown = young.used >= usedAtLastLook ? young.used - usedAtLastLook : young.used;
-    burst = Math.max(grown, burst * options.burstDecay);
+    growth += young.used >= usedAtLastLook ? young.used - usedAtLastLook : young.used;
     usedAtLastLook = young.used;
-    delay = busy >= options.busyBelow ? options.intervalMs : collectIfWorth(young);
+    if (busy >= options.busyBelow) {
+      delay = options.busyIntervalMs;
+    } else {
+      burst = nextBurst(burst, growth, young.capacity, options.burstDecay);
+      growth = 0;
+      delay = collectIfWorth(young);
+    }
     timer = setTimeout(check, delay);
     timer.unref();
   };

@@ -3,6 +3,7 @@ import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import {
+  nextBurst,
   startIdleCollector,
   worthCollecting,
   type IdleCollector,
@@ -45,6 +46,7 @@ async function busyFor(ms: number): Promise<void> {
 function collectorFor(options: { busyBelow: number; minAllocatedBytes: number }): IdleCollector {
   const collector = startIdleCollector({
     intervalMs: 20,
+    busyIntervalMs: 20,
     quietIntervalMs: 20,
     burstDecay: 0.99,
     minFreeBytes: Infinity,
@@ -111,6 +113,7 @@ test('idle collector: does not collect again until new garbage piles up', async 
 test('idle collector: an idle loop is looked at less and less often, a busy one again at once', async (t) => {
   const collector = startIdleCollector({
     intervalMs: 20,
+    busyIntervalMs: 20,
     quietIntervalMs: 160,
     busyBelow: 0.2,
     minAllocatedBytes: 64 * 1024 * 1024,
@@ -128,6 +131,30 @@ test('idle collector: an idle loop is looked at less and less often, a busy one 
   const busy = collector.checks - quiet;
   assert.ok(busy >= 10, `${busy} checks in 500 ms of work`);
   assert.equal(collector.collections, 0);
+});
+
+test('idle collector: a busy loop is looked at again soon, so the idle moment after it is not missed', async (t) => {
+  // One look a second when idle, one every 20 ms after a busy look.
+  const collector = startIdleCollector({
+    intervalMs: 1_000,
+    busyIntervalMs: 20,
+    quietIntervalMs: 1_000,
+    busyBelow: 0.2,
+    minAllocatedBytes: 64 * 1024,
+    burstDecay: 0.99,
+    minFreeBytes: Infinity,
+  });
+  assert.ok(collector);
+  t.after(() => collector.stop());
+  // The first look (at 1 s) finds the loop busy; the looks after it come every 20 ms.
+  await busyFor(1_300);
+  const busyChecks = collector.checks;
+  assert.ok(busyChecks >= 5, `${busyChecks} checks`);
+  assert.equal(collector.collections, 0);
+  makeGarbage(512 * 1024);
+  // The next look comes within 20 ms, not a second: long before the 600 ms below.
+  await sleep(600);
+  assert.equal(collector.collections, 1);
 });
 
 test('idle collector: stop ends the checks', async () => {
@@ -164,4 +191,15 @@ test('idle collector: collects only a young generation with less room than its b
     }),
     true,
   );
+});
+
+test('idle collector: a burst is the growth between idle looks, unless it outgrew the young generation', () => {
+  const MB = 1 << 20;
+  // A fan-out's 7 MB after a quieter past: the new burst.
+  assert.equal(nextBurst(2 * MB, 7 * MB, 16 * MB, 0.5), 7 * MB);
+  // A small growth: the earlier burst, decayed, still counts.
+  assert.equal(nextBurst(8 * MB, 1 * MB, 16 * MB, 0.5), 4 * MB);
+  // 100 MB of setup in one busy spell: V8 collected inside it anyway, so it sets nothing.
+  assert.equal(nextBurst(1 * MB, 100 * MB, 16 * MB, 0.5), 0.5 * MB);
+  assert.equal(nextBurst(0, 16 * MB, 16 * MB, 0.5), 16 * MB);
 });
