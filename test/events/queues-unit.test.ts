@@ -92,6 +92,34 @@ test('parked polls are answered in slices of 5 ms, however many answers that is'
   );
 });
 
+test('a fan-out the recent pace fits in 20 ms is answered in one macrotask; a larger one in slices', async () => {
+  const clock = { now: 0 };
+  const q = new EventQueues({ ...env(), sliceClock: () => clock.now });
+  const users = Array.from({ length: 300 }, (_, i) => 1000 + i);
+  /** Park a new poll for each of n users (0.125 ms an answer), send them one event, count per macrotask. */
+  const fanOut = async (n: number): Promise<number[]> => {
+    const answered: EventsReply[] = [];
+    const polls = users
+      .slice(0, n)
+      .map((user): [string, number] => [open(q, client(), user), user]);
+    parkCosting(q, polls, clock, 0.125, answered);
+    q.deliver([notice({ type: 'alert_words', alert_words: [] }, users.slice(0, n))]);
+    const counts = [];
+    while (answered.length < n) {
+      await nextTurn();
+      counts.push(answered.length);
+    }
+    return counts;
+  };
+  // No pace known yet: slices of 5 ms, 40 answers each, which set the pace (0.125 ms).
+  assert.deepEqual(await fanOut(100), [40, 80, 100]);
+  // 100 answers at that pace take 12.5 ms: one macrotask.
+  assert.deepEqual(await fanOut(100), [100]);
+  // 300 would take 37.5 ms: slices, the last ones too, though 100 fit by then.
+  assert.deepEqual(await fanOut(300), [40, 80, 120, 160, 200, 240, 280, 300]);
+  await q.shutdown();
+});
+
 test('a queue over its cap is dropped; its parked poll fails with BAD_EVENT_QUEUE_ID', async () => {
   const q = new EventQueues(env({ maxEventsPerQueue: 3 }));
   const id = open(q, client());
