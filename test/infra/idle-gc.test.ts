@@ -7,6 +7,7 @@ import {
   startIdleCollector,
   worthCollecting,
   type IdleCollector,
+  type IdleCollectorOptions,
 } from '../../src/infra/idle-gc.ts';
 
 /** Short-lived objects, dropped at once: what a burst of requests leaves in the young generation. */
@@ -40,10 +41,13 @@ async function busyFor(ms: number): Promise<void> {
 }
 
 /**
- * A collector that looks every 20 ms and collects whatever room is left (a test process's
- * young generation is resized as V8 likes); the tests fail at once where the runtime refuses.
+ * A collector that looks every 20 ms unless told otherwise and collects whatever room is left
+ * (a test process's young generation is resized as V8 likes); the tests fail at once where
+ * the runtime refuses.
  */
-function collectorFor(options: { busyBelow: number; minAllocatedBytes: number }): IdleCollector {
+function collectorFor(
+  options: Partial<IdleCollectorOptions> & { busyBelow: number; minAllocatedBytes: number },
+): IdleCollector {
   const collector = startIdleCollector({
     intervalMs: 20,
     busyIntervalMs: 20,
@@ -111,16 +115,11 @@ test('idle collector: does not collect again until new garbage piles up', async 
 });
 
 test('idle collector: an idle loop is looked at less and less often, a busy one again at once', async (t) => {
-  const collector = startIdleCollector({
-    intervalMs: 20,
-    busyIntervalMs: 20,
+  const collector = collectorFor({
     quietIntervalMs: 160,
     busyBelow: 0.2,
     minAllocatedBytes: 64 * 1024 * 1024,
-    burstDecay: 0.99,
-    minFreeBytes: Infinity,
   });
-  assert.ok(collector);
   t.after(() => collector.stop());
   // Quiet for a second: looks after 20, 40, 80, 160, 160, ... ms, about 8 in all (50 at 20 ms).
   await sleep(1_000);
@@ -135,16 +134,12 @@ test('idle collector: an idle loop is looked at less and less often, a busy one 
 
 test('idle collector: a busy loop is looked at again soon, so the idle moment after it is not missed', async (t) => {
   // One look a second when idle, one every 20 ms after a busy look.
-  const collector = startIdleCollector({
+  const collector = collectorFor({
     intervalMs: 1_000,
-    busyIntervalMs: 20,
     quietIntervalMs: 1_000,
     busyBelow: 0.2,
     minAllocatedBytes: 64 * 1024,
-    burstDecay: 0.99,
-    minFreeBytes: Infinity,
   });
-  assert.ok(collector);
   t.after(() => collector.stop());
   // The first look (at 1 s) finds the loop busy; the looks after it come every 20 ms.
   await busyFor(1_300);
