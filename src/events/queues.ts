@@ -276,8 +276,8 @@ export class EventQueues {
   }
 
   /**
-   * Offer notices to their recipients' queues, in order. A notice for a few hundred queues
-   * is delivered before this returns; a larger one (or any arriving behind it) continues in
+   * Offer notices to their recipients' queues, in order. A notice for up to DELIVERY_CHUNK
+   * queues is delivered before this returns; a larger one (or any arriving behind it) continues in
    * later macrotasks, DELIVERY_CHUNK queues at a time, so one fan-out never stalls the
    * process. Register consistency holds across chunks: a queue's snapshot sequence filters
    * notices whenever they reach it.
