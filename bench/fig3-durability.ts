@@ -10,7 +10,7 @@ import {
   type FigureResult,
   type Parley,
 } from './lib/common.ts';
-import { countAsOurs, postgresCpuSeconds, watchCpu } from './lib/proc.ts';
+import { countAsOurs, isPostgres, postgresCpuSeconds, watchCpu } from './lib/proc.ts';
 import { runScript } from './lib/servers.ts';
 import { round, pairedValue, type Pair } from './lib/stats.ts';
 import { countRows, sendLoad } from './fig2-send.ts';
@@ -117,7 +117,7 @@ async function pgFigures(opts: BenchOptions, baseUrl: string): Promise<FigureRes
   offUrl.searchParams.set('options', '-c synchronous_commit=off');
   let syncOn: Parley | null = null;
   let syncOff: Parley | null = null;
-  const stopCounting = countAsOurs('postgres', postgresCpuSeconds);
+  const stopCounting = countAsOurs('postgres', postgresCpuSeconds, isPostgres);
   try {
     syncOn = await seedAndStart('fig3-pg-on', SPEC, { PARLEY_DATABASE_URL: on.url });
     syncOff = await seedAndStart('fig3-pg-off', SPEC, { PARLEY_DATABASE_URL: offUrl.href });

@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchOptions, FigureResult } from './lib/common.ts';
-import { canPin, FOREIGN_LIMIT, hasProc, pinSelf } from './lib/proc.ts';
+import { canPin, FOREIGN_LIMIT, foreignLoadSource, hasProc, pinSelf } from './lib/proc.ts';
 import { killAll, removeWorkDir, RESULTS_DIR } from './lib/servers.ts';
 import { figure1 } from './fig1-overhead.ts';
 import { figure2 } from './fig2-send.ts';
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
   console.log(
     `parley bench: ${quick ? 'QUICK smoke run' : 'full run'}, ${rounds} rounds per figure; ` +
       `pinning ${canPin ? 'server to cpu0, load to cpu1' : 'unavailable'}; ` +
-      `disturbance check ${hasProc ? `on (foreign load > ${FOREIGN_LIMIT * 100}% of a core or steal > 5%)` : 'unavailable (no /proc)'}`,
+      `disturbance check ${hasProc ? `on (foreign load > ${FOREIGN_LIMIT * 100}% of a core, from ${foreignLoadSource}, or steal > 5%)` : 'unavailable (no /proc)'}`,
   );
   const results: FigureResult[] = [];
   const failures: Array<{ figure: string; error: string }> = [];

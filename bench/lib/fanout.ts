@@ -141,7 +141,11 @@ export async function startLatencyProbe(
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   // Its CPU is the load generator's, like the bench's own, not foreign load.
-  const uncount = countAsOurs('probe', () => processCpuSeconds(child.pid ?? 0));
+  const uncount = countAsOurs(
+    'probe',
+    () => processCpuSeconds(child.pid ?? 0),
+    (pid) => pid === child.pid,
+  );
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) => reject(new Error(`latency probe exited (${code})`))),
   );

@@ -65,13 +65,105 @@ export function postgresCpuSeconds(): number {
   return total;
 }
 
-/** Processes outside the bench's own that a figure's measurement includes (PostgreSQL). */
-const alsoOurs = new Map<string, () => number>();
+/** A source of CPU that a figure's measurement includes besides the watched processes. */
+interface OurSource {
+  cpuSeconds: () => number;
+  /** Whether a process is this source's (for the precise count of foreign load). */
+  owns: (pid: number) => boolean;
+}
 
-/** Count this CPU source as ours in every window until the returned function is called. */
-export function countAsOurs(name: string, cpuSeconds: () => number): () => void {
-  alsoOurs.set(name, cpuSeconds);
+/** Processes outside the bench's own that a figure's measurement includes (PostgreSQL). */
+const alsoOurs = new Map<string, OurSource>();
+
+/**
+ * Count this CPU source as ours in every window until the returned function is called. owns
+ * names its processes, which the precise count of foreign load leaves out.
+ */
+export function countAsOurs(
+  name: string,
+  cpuSeconds: () => number,
+  owns: (pid: number) => boolean,
+): () => void {
+  alsoOurs.set(name, { cpuSeconds, owns });
   return () => alsoOurs.delete(name);
+}
+
+/** Whether pid is a PostgreSQL process (its command name). */
+export function isPostgres(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+  } catch {
+    return false;
+  }
+}
+
+const hasSchedstat = existsSync(`/proc/${process.pid}/task/${process.pid}/schedstat`);
+
+/** Where foreign load is read from, for the report's header. */
+export const foreignLoadSource = hasSchedstat ? 'schedstat' : '10 ms ticks';
+
+/**
+ * Nanoseconds each process on the machine has run so far, its threads summed, from the
+ * scheduler's own account (/proc/<pid>/task/<tid>/schedstat), or null where the kernel
+ * does not keep it. /proc/stat counts in 10 ms ticks: in a K = 1,000 fan-out round of
+ * 30-60 ms one tick more or less read as 17-33 % of a core of foreign load, and most such
+ * rounds were discarded as disturbed on an idle machine (docs/performance.md, session 27).
+ */
+function processRuntimes(): Map<number, number> | null {
+  if (!hasSchedstat) return null;
+  const out = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    let ns = 0;
+    for (const tid of tids) {
+      try {
+        const raw = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1');
+        ns += Number(raw.slice(0, raw.indexOf(' ')));
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+    out.set(pid, ns);
+  }
+  return out;
+}
+
+/** Whether pid is this bench process or one it started, however deep. */
+function isOfBench(pid: number): boolean {
+  for (let p = pid, depth = 0; p > 1 && depth < 8; depth++) {
+    if (p === process.pid) return true;
+    const f = statFields(p);
+    if (!f) return false;
+    p = Number(f[1]);
+  }
+  return false;
+}
+
+/**
+ * Seconds run between two readings by the processes that are not ours. A process that
+ * started inside the window counts all its time; one that ended inside it is not seen.
+ */
+function foreignRuntime(
+  before: Map<number, number>,
+  after: Map<number, number>,
+  watched: Set<number>,
+): number {
+  let ns = 0;
+  for (const [pid, now] of after) {
+    const ran = now - (before.get(pid) ?? 0);
+    // A thread that ended takes its time with it: the process can read less than before.
+    if (ran <= 0 || watched.has(pid) || isOfBench(pid)) continue;
+    if ([...alsoOurs.values()].some((s) => s.owns(pid))) continue;
+    ns += ran;
+  }
+  return ns / 1e9;
 }
 
 /** Resident set size in bytes (VmRSS). */
@@ -122,17 +214,24 @@ const STEAL_LIMIT = 0.05;
 
 /**
  * Start watching: returns a function that closes the window. The watched processes are
- * ours (server, floor, the bench itself as load generator); whatever else kept a core busy
- * meanwhile is foreign load.
+ * ours (server, floor, the bench itself as load generator), and so is every process the
+ * bench started; whatever else kept a core busy meanwhile is foreign load. `cpu` is each
+ * watched process's CPU in ticks; foreign load is counted from the scheduler's nanoseconds
+ * where the kernel keeps them, and from /proc/stat's ticks elsewhere.
  */
 export function watchCpu(
   pids: Record<string, number>,
 ): (extra?: Record<string, number>) => CpuWindow {
+  const watched = new Set(Object.values(pids));
+  // Each reading of every process takes a few milliseconds: the span between their starts
+  // is the window they measure.
+  const r0At = performance.now();
+  const r0 = processRuntimes();
   const t0 = performance.now();
   const m0 = machineTimes();
   const c0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, processCpuSeconds(p)]));
   const samplers = [...alsoOurs];
-  const s0 = samplers.map(([, read]) => read());
+  const s0 = samplers.map(([, source]) => source.cpuSeconds());
   // extra: CPU seconds of our processes that ended inside the window (one-shot scripts).
   return (extra = {}) => {
     const wall = (performance.now() - t0) / 1000;
@@ -147,14 +246,17 @@ export function watchCpu(
       cpu[k] = processCpuSeconds(p) - c0[k];
       ours += cpu[k];
     }
-    samplers.forEach(([k, read], i) => {
-      cpu[k] = read() - s0[i];
+    samplers.forEach(([k, source], i) => {
+      cpu[k] = source.cpuSeconds() - s0[i];
       ours += cpu[k];
     });
+    const span = (performance.now() - r0At) / 1000;
+    const r1 = r0 && processRuntimes();
     // Tick granularity makes tiny negatives possible.
-    const foreign = Math.max(0, m1.busy - m0.busy - ours);
+    const foreign =
+      r0 && r1 ? foreignRuntime(r0, r1, watched) : Math.max(0, m1.busy - m0.busy - ours);
     const steal = m1.steal - m0.steal;
-    const foreignShare = wall > 0 ? foreign / wall : 0;
+    const foreignShare = r0 && r1 ? foreign / span : wall > 0 ? foreign / wall : 0;
     const stealShare = wall > 0 ? steal / wall : 0;
     return {
       wall,
