@@ -40,8 +40,14 @@ export interface CompiledQueryRunner<A extends unknown[], R> {
   first(db: Db, ...args: A): Promise<R | undefined>;
 }
 
-/** Kept reads per database: past this many, all are dropped and kept afresh. */
-const CACHED_READS_MAX = 10_000;
+/**
+ * Kept reads of one query per database: past this many, or past this many rows in all, all
+ * are dropped and kept afresh. The number alone let a query keyed finely whose reads are
+ * large (a channel's alert words kept by sender and channel) hold gigabytes; with the rows
+ * bound a query holds at most about as many rows as an organization of 250,000 users has.
+ * Exported for tests, which lower it.
+ */
+export const CACHED_READ_LIMITS = { reads: 10_000, rows: 250_000 };
 
 /**
  * The tables whose every change advances PostgreSQL's counter (migrations 0011, 0012, 0015):
@@ -60,6 +66,35 @@ interface KeptRead {
   /** On PostgreSQL, the counter the read was made under. */
   version: number | null;
   rows: readonly unknown[];
+}
+
+/** One query's kept reads on one database, within CACHED_READ_LIMITS. */
+class KeptReads {
+  private readonly byKey = new Map<unknown, KeptRead>();
+  private rows = 0;
+
+  get(key: unknown): KeptRead | undefined {
+    return this.byKey.get(key);
+  }
+
+  set(key: unknown, read: KeptRead): void {
+    const old = this.byKey.get(key);
+    if (old) {
+      this.byKey.delete(key);
+      this.rows -= old.rows.length;
+    }
+    // A read larger than the bound is given, not kept.
+    if (read.rows.length > CACHED_READ_LIMITS.rows) return;
+    if (
+      this.byKey.size >= CACHED_READ_LIMITS.reads ||
+      this.rows + read.rows.length > CACHED_READ_LIMITS.rows
+    ) {
+      this.byKey.clear();
+      this.rows = 0;
+    }
+    this.byKey.set(key, read);
+    this.rows += read.rows.length;
+  }
 }
 
 /** A cached read's rows are shared by every caller, so they are frozen and typed so. */
@@ -107,12 +142,11 @@ function runnerOf<A extends unknown[], R>(
   };
   let readTables: string[] | undefined;
   let coveredOnPostgres = false;
-  const keptByAdapter = new WeakMap<object, Map<unknown, KeptRead>>();
-  const keptFor = (db: Db): Map<unknown, KeptRead> => {
+  const keptByAdapter = new WeakMap<object, KeptReads>();
+  const keptFor = (db: Db): KeptReads => {
     const adapter = db.getExecutor().adapter;
     let kept = keptByAdapter.get(adapter);
-    if (!kept) keptByAdapter.set(adapter, (kept = new Map()));
-    if (kept.size >= CACHED_READS_MAX) kept.clear();
+    if (!kept) keptByAdapter.set(adapter, (kept = new KeptReads()));
     return kept;
   };
   const run = async (db: Db, args: A): Promise<R[]> => {

@@ -518,33 +518,41 @@ export async function listAlertWords(db: Q, userIds: number[]): Promise<Map<numb
   return groupAlertWords(rows);
 }
 
-/** The alert words of a user and of a channel's active subscribers, by user. */
+/**
+ * The alert words of a channel's active subscribers and of the sender, by user. Kept by
+ * channel and by user apart: kept by sender and channel together, a large channel's words
+ * were kept again for every member who posted there.
+ */
 export async function listChannelAlertWords(
   db: Q,
   channelId: number,
   userId: number,
 ): Promise<Map<number, string[]>> {
-  return groupAlertWords(await channelAlertWords.all(db, userId, channelId));
+  const words = groupAlertWords(await subscriberAlertWords.all(db, channelId));
+  const own = await userAlertWords.all(db, userId);
+  if (own.length > 0)
+    words.set(
+      userId,
+      own.map((r) => r.word),
+    );
+  return words;
 }
 
-const channelAlertWords = cachedQuery(2, (db, userId: number, channelId: number) =>
+const subscriberAlertWords = cachedQuery(1, (db, channelId: number) =>
   db
     .selectFrom('alert_words')
     .select(['user_id', 'word'])
-    .where((eb) =>
-      eb.or([
-        eb('user_id', '=', userId),
-        eb(
-          'user_id',
-          'in',
-          eb
-            .selectFrom('subscriptions')
-            .select('user_id')
-            .where('channel_id', '=', channelId)
-            .where('active', '=', 1),
-        ),
-      ]),
+    .where('user_id', 'in', (eb) =>
+      eb
+        .selectFrom('subscriptions')
+        .select('user_id')
+        .where('channel_id', '=', channelId)
+        .where('active', '=', 1),
     ),
+);
+
+const userAlertWords = cachedQuery(1, (db, userId: number) =>
+  db.selectFrom('alert_words').select(['user_id', 'word']).where('user_id', '=', userId),
 );
 
 function groupAlertWords(

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, beforeEach, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
-import { cachedQuery, compiledQuery } from '../../src/store/compiled.ts';
+import { CACHED_READ_LIMITS, cachedQuery, compiledQuery } from '../../src/store/compiled.ts';
 import { getChannel } from '../../src/store/channels.ts';
 import { openPostgres, openSqlite, type Q, type Store } from '../../src/store/db.ts';
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
@@ -113,6 +113,45 @@ test('a read inside a transaction sees its writes, and a rollback drops what it 
     await trx.commit().execute();
     assert.deepEqual(await namesOf.all(store.db, 'a'), before);
   } finally {
+    await store.close();
+  }
+});
+
+test('kept reads are bounded by their rows as well as by their number', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  const limits = { ...CACHED_READ_LIMITS };
+  try {
+    await withTables(store);
+    await sql`INSERT INTO k (id, name) VALUES (2, 'b'), (3, 'c')`.execute(store.db);
+    await sql`INSERT INTO t (id, kind, name) VALUES (3, 2, 'three'), (4, 3, 'four'), (5, 3, 'five'), (6, 3, 'six')`.execute(
+      store.db,
+    );
+    CACHED_READ_LIMITS.rows = 3;
+    const a = await namesOf.all(store.db, 'a');
+    const b = await namesOf.all(store.db, 'b');
+    assert.equal(await namesOf.all(store.db, 'a'), a, 'three rows in all are kept');
+    assert.equal(await namesOf.all(store.db, 'b'), b);
+
+    const c = await namesOf.all(store.db, 'c');
+    assert.deepEqual(c, [{ name: 'four' }, { name: 'five' }, { name: 'six' }]);
+    assert.notEqual(await namesOf.all(store.db, 'a'), a, 'past the bound, all were dropped');
+    const again = await namesOf.all(store.db, 'a');
+    assert.equal(await namesOf.all(store.db, 'a'), again, 'and are kept afresh');
+
+    CACHED_READ_LIMITS.rows = 2;
+    const large = await namesOf.all(store.db, 'c');
+    assert.deepEqual(large, c, 'a read larger than the bound is given');
+    assert.notEqual(await namesOf.all(store.db, 'c'), large, 'but not kept');
+    assert.equal(await namesOf.all(store.db, 'a'), again, 'nor does it drop the others');
+
+    CACHED_READ_LIMITS.rows = limits.rows;
+    CACHED_READ_LIMITS.reads = 2;
+    const kept = await namesOf.all(store.db, 'c');
+    assert.equal(await namesOf.all(store.db, 'c'), kept);
+    await namesOf.all(store.db, 'b');
+    assert.notEqual(await namesOf.all(store.db, 'c'), kept, 'past two reads, all were dropped');
+  } finally {
+    Object.assign(CACHED_READ_LIMITS, limits);
     await store.close();
   }
 });
