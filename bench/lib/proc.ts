@@ -43,26 +43,23 @@ export function postgresCpuSeconds(): number {
   if (!hasProc) return 0;
   let total = 0;
   for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    let comm: string;
-    try {
-      comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-    } catch {
-      continue;
-    }
-    if (comm !== 'postgres') continue;
+    if (!/^\d+$/.test(pid) || !isPostgres(Number(pid))) continue;
     const f = statFields(pid);
     if (!f) continue;
     total += (Number(f[11]) + Number(f[12])) / HZ;
-    let parent = '';
-    try {
-      parent = readFileSync(`/proc/${f[1]}/comm`, 'utf8').trim();
-    } catch {
-      // The parent is gone: not the postmaster, which outlives its children.
-    }
-    if (parent !== 'postgres') total += (Number(f[13]) + Number(f[14])) / HZ;
+    // A parent that is gone is not the postmaster, which outlives its children.
+    if (!isPostgres(Number(f[1]))) total += (Number(f[13]) + Number(f[14])) / HZ;
   }
   return total;
+}
+
+/** Whether pid is a PostgreSQL process (its command name); false once it is gone. */
+export function isPostgres(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+  } catch {
+    return false;
+  }
 }
 
 /** A source of CPU that a figure's measurement includes besides the watched processes. */
@@ -86,15 +83,6 @@ export function countAsOurs(
 ): () => void {
   alsoOurs.set(name, { cpuSeconds, owns });
   return () => alsoOurs.delete(name);
-}
-
-/** Whether pid is a PostgreSQL process (its command name). */
-export function isPostgres(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
-  } catch {
-    return false;
-  }
 }
 
 const hasSchedstat = existsSync(`/proc/${process.pid}/task/${process.pid}/schedstat`);
