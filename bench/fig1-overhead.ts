@@ -34,11 +34,16 @@ export async function figure1(opts: BenchOptions): Promise<FigureResult> {
   const pairs: Pair[] = [];
   const runs: Record<string, unknown>[] = [];
   for (let i = 0; i < opts.rounds; i++) {
-    const floor = await startFloor('fig1-floor', {});
-    let parley: Server | null = null;
+    // Started together: each start is mostly waiting on module loading, not measured.
+    const started = await Promise.allSettled([
+      startFloor('fig1-floor', {}),
+      startParley('fig1', fixture.dataDir),
+    ]);
+    const [floor, parley] = started.map((s) => (s.status === 'fulfilled' ? s.value : null));
     try {
+      for (const s of started) if (s.status === 'rejected') throw s.reason;
+      if (!floor || !parley) throw new Error('fig1: a server did not start');
       floor.send({ op: 'set', key: 'me', body, auth });
-      parley = await startParley('fig1', fixture.dataDir);
       // A warm-up of each fresh process, then the measured runs.
       await run(floor, 1);
       await run(parley, 1);
@@ -59,8 +64,7 @@ export async function figure1(opts: BenchOptions): Promise<FigureResult> {
         parley: describeWindow(p.window),
       });
     } finally {
-      await floor.stop();
-      await parley?.stop();
+      await Promise.all([floor?.stop(), parley?.stop()]);
     }
   }
   const perReq = (key: string) => runs.map((r) => r[key] as number).join('/');

@@ -1,10 +1,8 @@
 // What every figure shares: the run options, the result row, seeding a data directory and
 // starting Parley on it, and authenticated API calls for setup.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import autocannon, { type Options, type Result } from 'autocannon';
 import type { Seeded, SeedSpec, SeedUser } from './seed.ts';
-import { freshDir, runScript, startParley, type Server } from './servers.ts';
+import { freshDir, startParley, type Server } from './servers.ts';
 import { watchCpu, type CpuWindow } from './proc.ts';
 import { basicAuth } from './poller.ts';
 
@@ -47,27 +45,19 @@ export function progress(text: string): void {
 /** Seed a fresh data directory, then start Parley on it. */
 export async function seedAndStart(
   name: string,
-  spec: Omit<SeedSpec, 'out'>,
+  spec: SeedSpec,
   env: Record<string, string> = {},
 ): Promise<Parley> {
   const dataDir = freshDir(name);
-  const out = join(dataDir, 'bench-seed.json');
-  const specFile = join(dataDir, 'bench-seed-spec.json');
-  writeFileSync(specFile, JSON.stringify({ ...spec, out }));
   progress(`${name}: seeding ${spec.users} users, ${spec.channels.length} channels`);
-  await runScript(
-    'bench/lib/seed.ts',
-    [],
-    {
-      PARLEY_DATA_DIR: dataDir,
-      PARLEY_LOG_LEVEL: 'warn',
-      PARLEY_RATE_LIMIT: 'off',
-      BENCH_SEED_FILE: specFile,
-      ...env,
-    },
-    180_000,
-  );
-  const seeded = JSON.parse(readFileSync(out, 'utf8')) as Seeded;
+  // Loaded when first needed, so that a figure without Parley does not load the server.
+  const { seed } = await import('./seed.ts');
+  const seeded = await seed(spec, {
+    PARLEY_DATA_DIR: dataDir,
+    PARLEY_LOG_LEVEL: 'warn',
+    PARLEY_RATE_LIMIT: 'off',
+    ...env,
+  });
   progress(`${name}: starting Parley`);
   const server = await startParley(name, dataDir, env);
   return { server, seeded, dataDir };

@@ -2,9 +2,9 @@
 // through the same action as `parley create-realm`, then many members and their
 // subscriptions straight through the store, in one transaction each. (Creating 10,000 users
 // one by one through the API announces each to everyone already there: quadratic, and not
-// what these figures measure.) Reads the spec from BENCH_SEED_FILE, writes the credentials
-// to <spec.out>. Run by the bench as a child process with the server's PARLEY_* settings.
-import { readFileSync, writeFileSync } from 'node:fs';
+// what these figures measure.) It runs in the bench's own process, on the load core, with
+// the server's PARLEY_* settings: a child process per seed spent 3-4 s loading the server's
+// modules on the server's core, about 35 s of a full run (docs/performance.md, Method).
 import type { AppContext } from '../../src/context.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openContext } from '../../src/main.ts';
@@ -31,7 +31,6 @@ export interface SeedSpec {
    * the others, each with a row for every subscriber: the history a send's rows join.
    */
   history?: number;
-  out: string;
 }
 
 export interface SeedUser {
@@ -54,8 +53,9 @@ function apiKey(i: number): string {
   return `${s.slice(0, 24)}${String(i).padStart(8, '0')}`;
 }
 
-async function seed(spec: SeedSpec): Promise<Seeded> {
-  const ctx = await openContext(loadConfig());
+/** Seed the data directory (or database) that env's PARLEY_* settings name. */
+export async function seed(spec: SeedSpec, env: Record<string, string>): Promise<Seeded> {
+  const ctx = await openContext(loadConfig({ ...process.env, ...env }));
   try {
     const { realm, owner } = await createOrganization(ctx, {
       name: 'Bench',
@@ -179,7 +179,3 @@ async function seedHistory(
     });
   }
 }
-
-const spec = JSON.parse(readFileSync(process.env.BENCH_SEED_FILE!, 'utf8')) as SeedSpec;
-const seeded = await seed(spec);
-writeFileSync(spec.out, JSON.stringify(seeded));
