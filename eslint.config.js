@@ -27,7 +27,7 @@ export default tseslint.config(
   layer(
     ['src/http/**'],
     [
-      banned(['**/events/bus*', '**/events/queues*'], 'Routes never emit events: call an action.'),
+      banned(['**/events/bus*', '**/events/queue*'], 'Routes never emit events: call an action.'),
       banned(['kysely'], 'Routes never build SQL: add a query to store/.'),
       banned(['**/workers/**', '**/cli/**'], 'http/ does not import workers or the CLI.'),
     ],

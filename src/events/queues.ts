@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Clock } from '../infra/clock.ts';
 import type { Random } from '../infra/random.ts';
-import { badRequest, JsonableError } from '../lib/errors.ts';
+import { JsonableError } from '../lib/errors.ts';
 import type { Q } from '../store/db.ts';
 import { currentEventSeq } from '../store/realms.ts';
 import {
@@ -18,6 +18,7 @@ import {
 } from '../lib/event-client.ts';
 import { markShared } from './event-json.ts';
 import { evenPhases, HeartbeatWheel } from './heartbeats.ts';
+import { indexAdd, indexDelete, Queue, type NumberedEvent, type QueuedEvent } from './queue.ts';
 import {
   readSavedQueues,
   restartEvent,
@@ -26,6 +27,8 @@ import {
 } from './saved-queues.ts';
 import { acceptsType, shapeForClient } from './shaping.ts';
 import type { Notice, ParleyEvent } from './types.ts';
+
+export type { NumberedEvent } from './queue.ts';
 
 export type QueueConfig = Pick<
   Config,
@@ -48,12 +51,6 @@ export interface QueueEnv {
   heartbeatPhase?: (periodMs: number) => number;
   /** A monotonic clock (ms) timing each macrotask of answers; performance.now unless set. */
   sliceClock?: () => number;
-}
-
-/** An event as a reply carries it: the event, shared by many queues, and this queue's id. */
-export interface NumberedEvent {
-  readonly id: number;
-  readonly event: ParleyEvent;
 }
 
 export interface EventsReply {
@@ -80,11 +77,6 @@ export interface PollSink {
   fail(err: Error): void;
 }
 
-interface QueuedEvent extends NumberedEvent {
-  /** The notice's commit sequence, kept only until the queue learns its snapshot's. */
-  seq?: number;
-}
-
 /**
  * A poll waiting for an event, a heartbeat or a newer poll. Its answer goes to its sink: no
  * promise and no closures per parked poll, since thousands of them live for up to a minute
@@ -103,26 +95,6 @@ export class ParkedPoll {
   cancel(): void {
     this.queues.cancel(this);
   }
-}
-
-class Queue {
-  events: QueuedEvent[] = [];
-  nextId = 0;
-  prunedId = -1;
-  waiter: ParkedPoll | null = null;
-  /** Where in the heartbeat period this queue's heartbeats fall (ms, set on add). */
-  heartbeatPhase = 0;
-
-  constructor(
-    readonly id: string,
-    readonly userId: number,
-    readonly realmId: number,
-    readonly client: ClientDescriptor,
-    public lastTouchMs: number,
-    /** Notices of the realm up to this sequence are in the client's snapshot: undefined while
-     *  register is still reading it, null for a queue without a snapshot. */
-    public snapshotSeq: number | null | undefined,
-  ) {}
 }
 
 /**
@@ -227,9 +199,7 @@ export class EventQueues {
     if (!q) return false;
     q.snapshotSeq = seq;
     this.noteSeen(q.realmId, seq);
-    q.events = q.events
-      .filter((e) => e.seq === undefined || e.seq > seq)
-      .map((e) => ({ id: e.id, event: e.event }));
+    q.keepAfter(seq);
     this.noteTopicName(q.realmId, seq, realm.emptyTopicDisplayName);
     return true;
   }
@@ -245,7 +215,7 @@ export class EventQueues {
     sink: PollSink,
   ): EventsReply | ParkedPoll {
     const q = this.own(queueId, userId);
-    if (opts.lastEventId !== undefined) acknowledge(q, opts.lastEventId);
+    if (opts.lastEventId !== undefined) q.acknowledge(opts.lastEventId);
     q.lastTouchMs = this.now();
     // One parked request per queue: the earlier one returns what is queued.
     if (q.waiter) this.answer(q);
@@ -525,13 +495,7 @@ export class EventQueues {
       this.remove(q, 'overflow');
       return false;
     }
-    const queued: QueuedEvent =
-      seq === undefined ? { id: q.nextId++, event } : { id: q.nextId++, event, seq };
-    // An empty queue's first event gets an array of one: a push would grow it to room for 17,
-    // kept until the client acknowledges, so 10,000 queues offered one message kept 1.2 MB
-    // more for the young-generation collections to copy (docs/performance.md, item 4).
-    if (q.events.length === 0) q.events = [queued];
-    else q.events.push(queued);
+    q.append(event, seq);
     if (q.waiter) this.scheduleAnswer(q);
     return true;
   }
@@ -632,30 +596,4 @@ function deactivatedUserId(event: ParleyEvent): number | null {
   if (event.type !== 'realm_user' || event.op !== 'update') return null;
   const person = (event as { person?: { user_id?: unknown; is_active?: unknown } }).person;
   return person?.is_active === false && typeof person.user_id === 'number' ? person.user_id : null;
-}
-
-/** last_event_id acknowledges every event up to it; they are pruned for good. */
-function acknowledge(q: Queue, lastEventId: number): void {
-  if (lastEventId < q.prunedId) {
-    throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
-  }
-  let n = 0;
-  while (n < q.events.length && q.events[n].id <= lastEventId) n++;
-  if (n > 0) {
-    q.prunedId = q.events[n - 1].id;
-    q.events.splice(0, n);
-  }
-  if (lastEventId !== q.prunedId) throw badRequest(`Event ${lastEventId} was not in this queue`);
-}
-
-function indexAdd(index: Map<number, Set<Queue>>, key: number, q: Queue): void {
-  const set = index.get(key);
-  if (set) set.add(q);
-  else index.set(key, new Set([q]));
-}
-
-function indexDelete(index: Map<number, Set<Queue>>, key: number, q: Queue): void {
-  const set = index.get(key);
-  if (!set?.delete(q)) return;
-  if (set.size === 0) index.delete(key);
 }
