@@ -9,7 +9,7 @@ import {
   authOf,
   describeWindow,
   load,
-  seedAndStart,
+  seedOnly,
   type BenchOptions,
   type FigureResult,
 } from './lib/common.ts';
@@ -17,12 +17,10 @@ import { startFloor, startParley, type Server } from './lib/servers.ts';
 import { round, pairedValue, type Pair } from './lib/stats.ts';
 
 export async function figure1(opts: BenchOptions): Promise<FigureResult> {
-  const fixture = await seedAndStart('fig1', { users: 2, channels: [] });
+  const fixture = await seedOnly('fig1', { users: 2, channels: [] });
   const auth = authOf(fixture.seeded.users[0]);
-  const body = await (
-    await fetch(`${fixture.server.base}/api/v1/users/me`, { headers: { authorization: auth } })
-  ).text();
-  await fixture.server.stop();
+  /** Parley's answer, which the floor answers with: read from the first round's Parley. */
+  let body = '';
   const run = (s: Server, duration: number) =>
     load(s, {
       path: '/api/v1/users/me',
@@ -43,6 +41,12 @@ export async function figure1(opts: BenchOptions): Promise<FigureResult> {
     try {
       for (const s of started) if (s.status === 'rejected') throw s.reason;
       if (!floor || !parley) throw new Error('fig1: a server did not start');
+      if (!body) {
+        const me = await fetch(`${parley.base}/api/v1/users/me`, {
+          headers: { authorization: auth },
+        });
+        body = await me.text();
+      }
       floor.send({ op: 'set', key: 'me', body, auth });
       // A warm-up of each fresh process, then the measured runs.
       await run(floor, 1);

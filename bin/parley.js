@@ -10,6 +10,7 @@ const built = join(root, 'dist', 'cli.js');
 if (existsSync(built)) {
   await import(pathToFileURL(built).href);
 } else {
+  await import(pathToFileURL(join(root, 'scripts', 'preload-deps.mjs')).href);
   const { register } = await import('tsx/esm/api');
   register();
   await import(pathToFileURL(join(root, 'src', 'cli.ts')).href);

@@ -20,7 +20,15 @@ if (files.length === 0) {
 const concurrency = process.env.PARLEY_TEST_CONCURRENCY || '2';
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files],
+  [
+    '--import',
+    './scripts/preload-deps.mjs',
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    ...files,
+  ],
   {
     stdio: 'inherit',
   },

@@ -48,6 +48,18 @@ export async function seedAndStart(
   spec: SeedSpec,
   env: Record<string, string> = {},
 ): Promise<Parley> {
+  const { seeded, dataDir } = await seedOnly(name, spec, env);
+  progress(`${name}: starting Parley`);
+  const server = await startParley(name, dataDir, env);
+  return { server, seeded, dataDir };
+}
+
+/** Seed a fresh data directory for Parley servers the figure starts itself. */
+export async function seedOnly(
+  name: string,
+  spec: SeedSpec,
+  env: Record<string, string> = {},
+): Promise<Omit<Parley, 'server'>> {
   const dataDir = freshDir(name);
   progress(`${name}: seeding ${spec.users} users, ${spec.channels.length} channels`);
   // Loaded when first needed, so that a figure without Parley does not load the server.
@@ -58,9 +70,7 @@ export async function seedAndStart(
     PARLEY_RATE_LIMIT: 'off',
     ...env,
   });
-  progress(`${name}: starting Parley`);
-  const server = await startParley(name, dataDir, env);
-  return { server, seeded, dataDir };
+  return { seeded, dataDir };
 }
 
 export const authOf = (u: SeedUser): string => basicAuth(u.email, u.apiKey);

@@ -281,3 +281,17 @@ export function pinSelf(): void {
 export function serverPinPrefix(): string[] {
   return canPin ? ['taskset', '-c', String(SERVER_CORE)] : [];
 }
+
+/**
+ * The command prefix that lets a child start on every core (it would inherit the load core
+ * from the bench); pinServer moves it to the server core once it is ready.
+ */
+export function startPrefix(): string[] {
+  return canPin ? ['taskset', '-c', `${SERVER_CORE},${LOAD_CORE}`] : [];
+}
+
+/** Pin every thread of a started server to the server core (threads it makes later follow). */
+export function pinServer(pid: number): void {
+  if (!canPin) return;
+  execFileSync('taskset', ['-apc', String(SERVER_CORE), String(pid)], { stdio: 'ignore' });
+}

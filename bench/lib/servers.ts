@@ -6,12 +6,13 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { ProbeStats } from './probe.ts';
-import { serverPinPrefix } from './proc.ts';
+import { pinServer, serverPinPrefix, startPrefix } from './proc.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const WORK_DIR = join(ROOT, 'bench', '.work');
 export const RESULTS_DIR = join(ROOT, 'bench', 'results');
 const PROBE = join(ROOT, 'bench', 'lib', 'probe.ts');
+const PRELOAD = join(ROOT, 'scripts', 'preload-deps.mjs');
 
 const children = new Set<ChildProcess>();
 
@@ -98,9 +99,14 @@ function wrapServer(name: string, child: ChildProcess, port: number): Server {
   };
 }
 
-function spawnNode(args: string[], env: Record<string, string>, withIpc: boolean): ChildProcess {
+function spawnNode(
+  args: string[],
+  env: Record<string, string>,
+  withIpc: boolean,
+  pin: string[],
+): ChildProcess {
   // Raise the open-file limit to the hard limit where allowed, then pin and run node.
-  const cmd = [...serverPinPrefix(), process.execPath, ...args]
+  const cmd = [...pin, process.execPath, ...args]
     .map((a) => `'${a.replace(/'/g, `'\\''`)}'`)
     .join(' ');
   const child = spawn('sh', ['-c', `ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec ${cmd}`], {
@@ -113,6 +119,12 @@ function spawnNode(args: string[], env: Record<string, string>, withIpc: boolean
   return child;
 }
 
+/**
+ * Wait until the server answers, then pin it to the server core. It starts on both cores:
+ * a start is mostly loading modules, with tsx's loader hooks on a thread of their own, and
+ * pinned from the first instruction Parley took 4.6-5.4 s to answer on a slow machine, 3.4-3.9 s
+ * on both cores (docs/performance.md, Method).
+ */
 async function waitReady(server: Server, path: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
@@ -122,7 +134,10 @@ async function waitReady(server: Server, path: string, child: ChildProcess): Pro
     try {
       const res = await fetch(server.base + path);
       await res.arrayBuffer();
-      if (res.status < 500) return;
+      if (res.status < 500) {
+        pinServer(server.pid);
+        return;
+      }
     } catch {
       // not listening yet
     }
@@ -148,6 +163,8 @@ export async function startParley(
       '--expose-gc',
       ...profileArgs(),
       '--import',
+      PRELOAD,
+      '--import',
       'tsx',
       '--import',
       PROBE,
@@ -163,6 +180,7 @@ export async function startParley(
       ...env,
     },
     true,
+    startPrefix(),
   );
   const server = wrapServer(name, child, port);
   await waitReady(server, '/api/v1/server_settings', child);
@@ -176,6 +194,7 @@ export async function startFloor(name: string, env: Record<string, string>): Pro
     ['--expose-gc', '--import', 'tsx', join(ROOT, 'bench', 'lib', 'floor-server.ts')],
     { BENCH_FLOOR_PORT: String(port), ...env },
     true,
+    startPrefix(),
   );
   const server = wrapServer(name, child, port);
   await waitReady(server, '/ready', child);
@@ -189,7 +208,12 @@ export async function runScript(
   env: Record<string, string>,
   timeoutMs: number,
 ): Promise<string> {
-  const child = spawnNode(['--import', 'tsx', join(ROOT, script), ...args], env, false);
+  const child = spawnNode(
+    ['--import', 'tsx', join(ROOT, script), ...args],
+    env,
+    false,
+    serverPinPrefix(),
+  );
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
