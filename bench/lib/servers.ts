@@ -6,6 +6,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { ProbeStats } from './probe.ts';
+import { localPorts } from './poller.ts';
 import { pinServer, serverPinPrefix, startPrefix } from './proc.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -22,15 +23,19 @@ export function killAll(): void {
   children.clear();
 }
 
+/** A port for a server to listen on, below the pool of the bench's own connections. */
 export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
+  for (let tries = 0; ; tries++) {
+    const port = await new Promise<number>((res, rej) => {
+      const s = createServer();
+      s.once('error', rej);
+      s.listen(0, '127.0.0.1', () => {
+        const port = (s.address() as { port: number }).port;
+        s.close(() => res(port));
+      });
     });
-  });
+    if (!localPorts || port < localPorts.low || tries >= 100) return port;
+  }
 }
 
 /** A fresh directory under bench/.work, removed by removeWorkDir. */
