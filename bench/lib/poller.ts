@@ -119,7 +119,7 @@ export class HttpConn {
  * kernel's ephemeral range. Left to the kernel, a connection's port costs more the more of
  * the range is in use: Linux tries even ports first, and once they are taken (about 14,000
  * connections to one server) every further connect walks through them. Figure 7's 19,000
- * connections took 16 s to open that way on a slow machine, and 1.5 s from ports named in
+ * connections took 16 s to open that way on a slow machine, and 1.3 s from ports named in
  * turn. A port named this way and then closed stays in TIME_WAIT, where a server could not
  * listen on it for a minute: the servers' ports come from below the pool (freePort).
  */

@@ -271,10 +271,15 @@ export const canPin: boolean = (() => {
 export const SERVER_CORE = 0;
 export const LOAD_CORE = 1;
 
+/** Pin every thread of a process to one core (threads it makes later follow). */
+function pinProcess(pid: number, core: number): void {
+  if (!canPin) return;
+  execFileSync('taskset', ['-apc', String(core), String(pid)], { stdio: 'ignore' });
+}
+
 /** Pin this process (the load generator) to its core. */
 export function pinSelf(): void {
-  if (!canPin) return;
-  execFileSync('taskset', ['-apc', String(LOAD_CORE), String(process.pid)], { stdio: 'ignore' });
+  pinProcess(process.pid, LOAD_CORE);
 }
 
 /** The command prefix that pins a child to the server core. */
@@ -290,8 +295,7 @@ export function startPrefix(): string[] {
   return canPin ? ['taskset', '-c', `${SERVER_CORE},${LOAD_CORE}`] : [];
 }
 
-/** Pin every thread of a started server to the server core (threads it makes later follow). */
+/** Pin a started server to the server core. */
 export function pinServer(pid: number): void {
-  if (!canPin) return;
-  execFileSync('taskset', ['-apc', String(SERVER_CORE), String(pid)], { stdio: 'ignore' });
+  pinProcess(pid, SERVER_CORE);
 }
