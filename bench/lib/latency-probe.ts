@@ -3,7 +3,7 @@
 // rate on a few connections; latency counts from the scheduled send time, so a stalled
 // server cannot hide behind a late request. The parent sends {op: 'stop'} and gets
 // {result}; the probe stops by itself after 600 s.
-import { closeAll, openMany } from './poller.ts';
+import { closeAll, HttpConn } from './poller.ts';
 import { percentile, sleep } from './stats.ts';
 
 export interface ProbeResult {
@@ -15,7 +15,10 @@ export interface ProbeResult {
 }
 
 async function runProbe(port: number, perSecond: number, path: string): Promise<void> {
-  const conns = await openMany(port, 8);
+  // From ports the kernel picks: the pool's (poller.ts, LocalPorts) are the parent's, which
+  // may hold the first thousands of them on connections to this very server, and this
+  // process would start from the same first port.
+  const conns = await Promise.all(Array.from({ length: 8 }, () => HttpConn.open(port)));
   const free = [...conns];
   const latencies: number[] = [];
   let errors = 0;

@@ -38,20 +38,24 @@ export class HttpConn {
     });
   }
 
-  /** A connection from a local port the kernel picks, or from the next of localPorts. */
+  /**
+   * A connection from a local port the kernel picks, or from the next of localPorts. A port
+   * already connected to this server (from a figure's other connections, or in TIME_WAIT
+   * from a run a moment ago that had a server on the same port) is passed over; after a
+   * whole pool of them, the kernel picks.
+   */
   static open(port: number, localPorts?: LocalPorts): Promise<HttpConn> {
     return new Promise((resolve, reject) => {
       const attempt = (tries: number) => {
-        const localPort = localPorts?.next();
+        const localPort = tries < LocalPorts.SIZE ? localPorts?.next() : undefined;
         const socket = connect({
           port,
           host: '127.0.0.1',
           ...(localPort ? { localAddress: '127.0.0.1', localPort } : {}),
         });
         const failed = (err: NodeJS.ErrnoException) => {
-          // A port another socket holds: the next one (ports in TIME_WAIT are reused).
           const taken = err.code === 'EADDRINUSE' || err.code === 'EADDRNOTAVAIL';
-          if (localPort && taken && tries < 1000) attempt(tries + 1);
+          if (localPort && taken) attempt(tries + 1);
           else reject(err);
         };
         socket.once('error', failed);
@@ -75,6 +79,10 @@ export class HttpConn {
       lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
     }
     const p = new Promise<Resp>((resolve, reject) => (this.waiting = { resolve, reject }));
+    // A round that fails before it reads its answers (its probe did not start, say) closes
+    // its connections, and their requests reject with nobody waiting yet: that must fail the
+    // figure, not end the whole run on an unhandled rejection. Whoever awaits p still sees it.
+    p.catch(() => undefined);
     this.socket.write(`${lines.join('\r\n')}\r\n\r\n${body ?? ''}`);
     return p;
   }
