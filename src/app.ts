@@ -79,6 +79,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const direct = new DirectListener(ctx, limiter, ROUTE_AREAS.flat());
   const app: FastifyInstance = Fastify({
     serverFactory: (fastify, options) => createDirectServer(direct, fastify, options),
+    keepAliveTimeout: ctx.config.keepAliveMs,
     loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: handleFrameworkError,

@@ -52,6 +52,8 @@ export interface Config {
   /** Event-queue timing, configurable so tests run in milliseconds. */
   heartbeatMinMs: number;
   heartbeatJitterMs: number;
+  /** How long a connection with nothing in flight stays open (http/direct-listener.ts). */
+  keepAliveMs: number;
   queueIdleTimeoutSecs: number;
   queueGcIntervalMs: number;
   maxEventsPerQueue: number;
@@ -269,6 +271,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxEmojiFileSizeMib: readInt(env, 'PARLEY_MAX_EMOJI_FILE_SIZE_MIB', 5, 1, 100),
     heartbeatMinMs: readInt(env, 'PARLEY_HEARTBEAT_SECONDS', 45, 1, 3600) * 1000,
     heartbeatJitterMs: 10_000,
+    keepAliveMs: 72_000,
     queueIdleTimeoutSecs: readInt(env, 'PARLEY_QUEUE_IDLE_TIMEOUT_SECONDS', 600, 10, 7 * 24 * 3600),
     queueGcIntervalMs: 60_000,
     maxEventsPerQueue: readInt(env, 'PARLEY_MAX_EVENTS_PER_QUEUE', 10_000, 10, 10_000_000),
