@@ -3,8 +3,7 @@
 // long-poll keeps its connection however long it waits, and a request that stops halfway
 // is closed like an idle one.
 import { once } from 'node:events';
-import { connect, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestAppOptions } from '../support/app.ts';
@@ -83,78 +82,73 @@ class Connection {
   }
 }
 
-const portOf = (live: Live): number => (live.t.app.server.address() as AddressInfo).port;
+/** A test app with a quick keep-alive, and one raw connection to it. */
+function withConnection(fn: (live: Live, conn: Connection) => Promise<void>): Promise<void> {
+  return withServer(async (live) => {
+    const conn = await Connection.open((live.t.app.server.address() as AddressInfo).port);
+    try {
+      await fn(live, conn);
+    } finally {
+      conn.destroy();
+    }
+  }, QUICK_KEEP_ALIVE);
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('a connection with nothing in flight is closed once quiet for the keep-alive time', () =>
-  withServer(async (live) => {
-    const conn = await Connection.open(portOf(live));
-    try {
-      conn.send('GET /api/v1/server_settings HTTP/1.1\r\nHost: parley.test\r\n\r\n');
-      const first = await conn.answer();
-      assert.equal(first.status, 200);
-      assert.equal(first.headers.connection, 'keep-alive');
-      // A request within the keep-alive time is answered on the same connection.
-      await sleep(100);
-      conn.send('GET /api/v1/server_settings HTTP/1.1\r\nHost: parley.test\r\n\r\n');
-      assert.equal((await conn.answer()).status, 200);
-      // Then nothing: the server closes it, with nothing more sent.
-      assert.equal(await conn.closed, '');
-    } finally {
-      conn.destroy();
-    }
-  }, QUICK_KEEP_ALIVE));
+  withConnection(async (_live, conn) => {
+    conn.send('GET /api/v1/server_settings HTTP/1.1\r\nHost: parley.test\r\n\r\n');
+    const first = await conn.answer();
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.connection, 'keep-alive');
+    // A request within the keep-alive time is answered on the same connection.
+    await sleep(100);
+    conn.send('GET /api/v1/server_settings HTTP/1.1\r\nHost: parley.test\r\n\r\n');
+    assert.equal((await conn.answer()).status, 200);
+    // Then nothing: the server closes it, with nothing more sent.
+    assert.equal(await conn.closed, '');
+  }));
 
 test('a parked long-poll keeps its connection past the keep-alive time', () =>
-  withServer(async (live) => {
+  withConnection(async (live, conn) => {
     const { member } = live.t.fx;
     const registered = await live.call(member, 'POST', '/register', {
       event_types: ['user_settings'],
     });
     assert.equal(registered.status, 200);
     const queueId = String(registered.body.queue_id);
-    const conn = await Connection.open(portOf(live));
-    try {
-      conn.send(
-        `GET /api/v1/events?queue_id=${encodeURIComponent(queueId)}&last_event_id=-1 HTTP/1.1\r\n` +
-          `Host: parley.test\r\nAuthorization: ${basicAuth(member.email, member.api_key)}\r\n\r\n`,
-      );
-      await waitFor(() => live.t.ctx.queues.inspect(queueId)?.parked === true);
-      const answered = conn.answer();
-      await sleep(PAST_KEEP_ALIVE_MS);
-      const change = await live.call(member, 'PATCH', '/settings', { enter_sends: true });
-      assert.equal(change.status, 200);
-      const answer = await answered;
-      assert.equal(answer.status, 200);
-      assert.deepEqual(JSON.parse(answer.body), {
-        result: 'success',
-        msg: '',
-        events: [
-          { type: 'user_settings', op: 'update', property: 'enter_sends', value: true, id: 0 },
-        ],
-        queue_id: queueId,
-      });
-      // Answered, the connection has nothing in flight and closes when quiet.
-      assert.equal(await conn.closed, '');
-    } finally {
-      conn.destroy();
-    }
-  }, QUICK_KEEP_ALIVE));
+    conn.send(
+      `GET /api/v1/events?queue_id=${encodeURIComponent(queueId)}&last_event_id=-1 HTTP/1.1\r\n` +
+        `Host: parley.test\r\nAuthorization: ${basicAuth(member.email, member.api_key)}\r\n\r\n`,
+    );
+    await waitFor(() => live.t.ctx.queues.inspect(queueId)?.parked === true);
+    const answered = conn.answer();
+    await sleep(PAST_KEEP_ALIVE_MS);
+    const change = await live.call(member, 'PATCH', '/settings', { enter_sends: true });
+    assert.equal(change.status, 200);
+    const answer = await answered;
+    assert.equal(answer.status, 200);
+    assert.deepEqual(JSON.parse(answer.body), {
+      result: 'success',
+      msg: '',
+      events: [
+        { type: 'user_settings', op: 'update', property: 'enter_sends', value: true, id: 0 },
+      ],
+      queue_id: queueId,
+    });
+    // Answered, the connection has nothing in flight and closes when quiet.
+    assert.equal(await conn.closed, '');
+  }));
 
 test('a request that stops halfway is closed once quiet for the keep-alive time', () =>
-  withServer(async (live) => {
+  withConnection(async (live, conn) => {
     const { member } = live.t.fx;
-    const conn = await Connection.open(portOf(live));
-    try {
-      conn.send(
-        'POST /api/v1/messages HTTP/1.1\r\nHost: parley.test\r\n' +
-          `Authorization: ${basicAuth(member.email, member.api_key)}\r\n` +
-          'Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ntype=strea',
-      );
-      // Closed without an answer: nothing was sent back.
-      assert.equal(await conn.closed, '');
-    } finally {
-      conn.destroy();
-    }
-  }, QUICK_KEEP_ALIVE));
+    conn.send(
+      'POST /api/v1/messages HTTP/1.1\r\nHost: parley.test\r\n' +
+        `Authorization: ${basicAuth(member.email, member.api_key)}\r\n` +
+        'Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ntype=strea',
+    );
+    // Closed without an answer: nothing was sent back.
+    assert.equal(await conn.closed, '');
+  }));
