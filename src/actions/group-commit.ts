@@ -13,10 +13,15 @@
 // (the same index pages for every message of a batch) and, each 1,000 pages, a checkpoint
 // (docs/performance.md, session 8).
 //
+// With synchronous FULL the commit's sync is made after the COMMIT, off the serving thread
+// (store/wal-sync.ts): the next batch starts meanwhile, and this one is answered once the
+// sync is done.
+//
 // Group commit is for SQLite only: PostgreSQL takes concurrent transactions on its pool and
 // groups their WAL flushes itself. Its queue (BatchQueue) also gathers PostgreSQL's message
 // sends, which are written together by their rows instead (messages.ts, writeSends).
-import type { Db, Tx } from '../store/db.ts';
+import { walSyncOf, type Db, type Tx } from '../store/db.ts';
+import type { WalSync } from '../store/wal-sync.ts';
 
 /** How one item of a batch came out. */
 export type Outcome<R> = { ok: true; value: R } | { ok: false; err: unknown };
@@ -97,14 +102,30 @@ const MAX_BATCH = 64;
 
 export class GroupCommit {
   private readonly batches: BatchQueue<Body, unknown>;
+  private readonly walSync: WalSync | null;
 
   constructor(private readonly db: Db) {
-    this.batches = new BatchQueue((bodies) => this.commitBatch(bodies), MAX_BATCH);
+    this.walSync = walSyncOf(db);
+    this.batches = new BatchQueue(
+      (bodies, startNext) => this.commitDurably(bodies, startNext),
+      MAX_BATCH,
+    );
   }
 
   /** Run body in a transaction (shared with changes that arrived meanwhile); resolve after commit. */
   run<T>(body: (trx: Tx) => Promise<T>): Promise<T> {
     return this.batches.add(body) as Promise<T>;
+  }
+
+  private async commitDurably(
+    bodies: Body[],
+    startNext: () => void,
+  ): Promise<Array<Outcome<unknown>>> {
+    const outcomes = await this.commitBatch(bodies);
+    if (this.walSync === null) return outcomes;
+    startNext();
+    await this.walSync.flush();
+    return outcomes;
   }
 
   private async commitBatch(bodies: Body[]): Promise<Array<Outcome<unknown>>> {
@@ -113,7 +134,11 @@ export class GroupCommit {
       return [
         await this.db
           .transaction()
-          .execute(bodies[0])
+          .execute(async (trx) => {
+            const value = await bodies[0](trx);
+            this.walSync?.deferCommit();
+            return value;
+          })
           .then(
             (value) => ({ ok: true, value }),
             (err: unknown) => ({ ok: false, err }),
@@ -135,6 +160,7 @@ export class GroupCommit {
           outcomes.push({ ok: false, err });
         }
       }
+      this.walSync?.deferCommit();
       await trx.commit().execute();
     } catch (err) {
       // The commit (or a rollback to a savepoint) failed: nothing of the batch is stored.

@@ -21,6 +21,7 @@ import {
 import type { DB } from './schema.ts';
 import { FREEING_SQLITE_OBJECTS_ABORTS, keepForLife } from './sqlite-lifetime.ts';
 import { TableWrites, writeTarget } from './table-writes.ts';
+import { WalSync } from './wal-sync.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<DB>;
@@ -66,9 +67,12 @@ export function openSqlite(opts: SqliteOptions): Store {
   const sqlite = keepForLife(new SQLite(opts.source));
   const file = typeof opts.source === 'string' && opts.source !== ':memory:' ? opts.source : null;
   const synchronous = opts.synchronous ?? 'NORMAL';
+  // FULL's sync at each commit is made outside SQLite, off the serving thread for group
+  // commit's batches (wal-sync.ts); SQLite's NORMAL keeps the rest of FULL's syncs.
+  const walSync = file !== null && synchronous === 'FULL' ? new WalSync(`${file}-wal`) : null;
   // Through exec: pragma() prepares a statement that is then dropped (sqlite-lifetime.ts).
   if (file !== null) sqlite.exec('PRAGMA journal_mode = WAL');
-  sqlite.exec(`PRAGMA synchronous = ${synchronous}`);
+  sqlite.exec(`PRAGMA synchronous = ${walSync ? 'NORMAL' : synchronous}`);
   sqlite.exec('PRAGMA foreign_keys = ON');
   sqlite.exec('PRAGMA busy_timeout = 5000');
   // Group commit runs each change in a savepoint, and SQLite keeps the first copy of every
@@ -77,7 +81,7 @@ export function openSqlite(opts: SqliteOptions): Store {
   // 330-460 µs of CPU instead of 430-630 (docs/performance.md, session 9).
   sqlite.exec('PRAGMA temp_store = MEMORY');
   const writes = new TableWrites();
-  const tracked = reusingStatements(sqlite, writes);
+  const tracked = reusingStatements(sqlite, writes, walSync);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: tracked }) });
   // data_version changes when another connection (a command-line action, another process)
   // commits; this connection's own writes are counted as their statements are prepared.
@@ -100,6 +104,7 @@ export function openSqlite(opts: SqliteOptions): Store {
   };
   sqliteByAdapter.set(db.getExecutor().adapter, {
     sqlite,
+    walSync,
     run(sql, parameters) {
       const stmt = tracked.prepare(sql);
       if (stmt.reader) return stmt.all(parameters) as unknown[];
@@ -134,6 +139,7 @@ export function openSqlite(opts: SqliteOptions): Store {
       await db.destroy();
       // Kysely closes the connection only if a query of its own opened its driver.
       if (sqlite.open) sqlite.close();
+      walSync?.close();
     },
   };
 }
@@ -154,7 +160,10 @@ export interface SqliteAtOnce {
 }
 
 /** Each SQLite Kysely instance's connection, by the adapter it shares with its transactions. */
-const sqliteByAdapter = new WeakMap<object, SqliteAtOnce & { sqlite: SQLite.Database }>();
+const sqliteByAdapter = new WeakMap<
+  object,
+  SqliteAtOnce & { sqlite: SQLite.Database; walSync: WalSync | null }
+>();
 
 /**
  * The SQLite connection behind db when a query may run on it at once, or null when it has
@@ -169,6 +178,14 @@ export function sqliteAtOnce(db: Q): SqliteAtOnce | null {
   const known = sqliteByAdapter.get(db.getExecutor().adapter);
   if (!known || (!db.isTransaction && known.sqlite.inTransaction)) return null;
   return known;
+}
+
+/**
+ * The WAL's syncs behind db when commits are synced outside SQLite (a file database with
+ * synchronous FULL, wal-sync.ts); null otherwise.
+ */
+export function walSyncOf(db: Q): WalSync | null {
+  return sqliteByAdapter.get(db.getExecutor().adapter)?.walSync ?? null;
 }
 
 /** The SQLite connection behind db, transaction or not; null on PostgreSQL. */
@@ -243,6 +260,7 @@ function readingRowsAsArrays(stmt: SQLite.Statement): PreparedStatement {
 function reusingStatements(
   sqlite: SQLite.Database,
   writes: TableWrites,
+  walSync: WalSync | null,
 ): SqliteDatabase & { accountWrites(): number } {
   const statements = new Map<string, KeptStatement>();
   // Kysely prepares each statement it runs, so counting the writing ones here counts every
@@ -270,7 +288,11 @@ function reusingStatements(
       }
       const stmt = keepForLife(sqlite.prepare(sql));
       count(stmt);
-      const fresh: KeptStatement = { stmt, prepared: readingRowsAsArrays(stmt) };
+      const reading = readingRowsAsArrays(stmt);
+      const fresh: KeptStatement = {
+        stmt,
+        prepared: walSync ? syncingCommits(stmt, reading, sqlite, walSync) : reading,
+      };
       if (known) {
         (known.spares ??= []).push(fresh);
         return fresh.prepared;
@@ -281,6 +303,45 @@ function reusingStatements(
       statements.set(sql, fresh);
       return fresh.prepared;
     },
+  };
+}
+
+/**
+ * A statement that tells walSync what it did to the transaction: whether it began one,
+ * wrote inside one, or ended one or wrote on its own, which commits.
+ */
+function syncingCommits(
+  stmt: SQLite.Statement,
+  prepared: PreparedStatement,
+  sqlite: SQLite.Database,
+  walSync: WalSync,
+): PreparedStatement {
+  const readonly = stmt.readonly;
+  const ran = (wasOpen: boolean): void =>
+    walSync.afterStatement(readonly, wasOpen, sqlite.inTransaction);
+  return {
+    reader: prepared.reader,
+    get busy() {
+      return prepared.busy;
+    },
+    all(parameters) {
+      const wasOpen = sqlite.inTransaction;
+      try {
+        return prepared.all(parameters);
+      } finally {
+        ran(wasOpen);
+      }
+    },
+    run(parameters) {
+      const wasOpen = sqlite.inTransaction;
+      try {
+        return prepared.run(parameters);
+      } finally {
+        ran(wasOpen);
+      }
+    },
+    // Only reads are streamed (Kysely's stream()); they commit nothing.
+    iterate: (parameters) => prepared.iterate(parameters),
   };
 }
 

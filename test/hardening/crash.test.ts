@@ -125,21 +125,34 @@ async function crashAndRecover(
   }
 }
 
+/** The file as the crash left it (the WAL not checkpointed) is consistent. */
+function checkConsistent(dir: string): void {
+  const file = keepForLife(new SQLite(join(dir, 'parley.sqlite3'), { readonly: true }));
+  try {
+    assert.deepEqual(keepForLife(file.prepare('PRAGMA integrity_check')).all(), [
+      { integrity_check: 'ok' },
+    ]);
+    assert.deepEqual(keepForLife(file.prepare('PRAGMA foreign_key_check')).all(), []);
+  } finally {
+    file.close();
+  }
+}
+
 test('on SQLite: a SIGKILL mid-stream loses no acknowledged message', { timeout: 180_000 }, () => {
   const dir = tempDir();
-  return crashAndRecover({ PARLEY_DATA_DIR: dir }, () => {
-    // The file as the crash left it (the WAL not checkpointed) is consistent.
-    const file = keepForLife(new SQLite(join(dir, 'parley.sqlite3'), { readonly: true }));
-    try {
-      assert.deepEqual(keepForLife(file.prepare('PRAGMA integrity_check')).all(), [
-        { integrity_check: 'ok' },
-      ]);
-      assert.deepEqual(keepForLife(file.prepare('PRAGMA foreign_key_check')).all(), []);
-    } finally {
-      file.close();
-    }
-  });
+  return crashAndRecover({ PARLEY_DATA_DIR: dir }, () => checkConsistent(dir));
 });
+
+test(
+  'on SQLite with synchronous FULL (commits synced after SQLite): the same',
+  { timeout: 180_000 },
+  () => {
+    const dir = tempDir();
+    return crashAndRecover({ PARLEY_DATA_DIR: dir, PARLEY_SQLITE_SYNCHRONOUS: 'FULL' }, () =>
+      checkConsistent(dir),
+    );
+  },
+);
 
 test(
   'on PostgreSQL: a SIGKILL mid-stream loses no acknowledged message',
