@@ -317,29 +317,22 @@ function syncingCommits(
   walSync: WalSync,
 ): PreparedStatement {
   const readonly = stmt.readonly;
-  const ran = (wasOpen: boolean): void =>
-    walSync.afterStatement(readonly, wasOpen, sqlite.inTransaction);
+  // Whether the statement opened, committed or left the transaction is known only after it.
+  const synced = <T>(statement: () => T): T => {
+    const wasOpen = sqlite.inTransaction;
+    try {
+      return statement();
+    } finally {
+      walSync.afterStatement(readonly, wasOpen, sqlite.inTransaction);
+    }
+  };
   return {
     reader: prepared.reader,
     get busy() {
       return prepared.busy;
     },
-    all(parameters) {
-      const wasOpen = sqlite.inTransaction;
-      try {
-        return prepared.all(parameters);
-      } finally {
-        ran(wasOpen);
-      }
-    },
-    run(parameters) {
-      const wasOpen = sqlite.inTransaction;
-      try {
-        return prepared.run(parameters);
-      } finally {
-        ran(wasOpen);
-      }
-    },
+    all: (parameters) => synced(() => prepared.all(parameters)),
+    run: (parameters) => synced(() => prepared.run(parameters)),
     // Only reads are streamed (Kysely's stream()); they commit nothing.
     iterate: (parameters) => prepared.iterate(parameters),
   };
