@@ -14,8 +14,11 @@
 // (docs/performance.md, session 8).
 //
 // With synchronous FULL the commit's sync is made after the COMMIT, off the serving thread
-// (store/wal-sync.ts): the next batch starts meanwhile, and this one is answered once the
-// sync is done.
+// (store/wal-sync.ts), which reads and parses other requests meanwhile. The batch is
+// answered once the sync is done, and only then does the next batch start, with every change
+// that arrived in the meantime. Starting it at once, during the sync, made batches half as
+// large and commits twice as many, each writing the same index pages to the WAL again: under
+// load a send then cost more CPU than the sync saved (docs/performance.md, item 5).
 //
 // Group commit is for SQLite only: PostgreSQL takes concurrent transactions on its pool and
 // groups their WAL flushes itself. Its queue (BatchQueue) also gathers PostgreSQL's message
@@ -106,10 +109,7 @@ export class GroupCommit {
 
   constructor(private readonly db: Db) {
     this.walSync = walSyncOf(db);
-    this.batches = new BatchQueue(
-      (bodies, startNext) => this.commitDurably(bodies, startNext),
-      MAX_BATCH,
-    );
+    this.batches = new BatchQueue((bodies) => this.commitDurably(bodies), MAX_BATCH);
   }
 
   /** Run body in a transaction (shared with changes that arrived meanwhile); resolve after commit. */
@@ -117,14 +117,9 @@ export class GroupCommit {
     return this.batches.add(body) as Promise<T>;
   }
 
-  private async commitDurably(
-    bodies: Body[],
-    startNext: () => void,
-  ): Promise<Array<Outcome<unknown>>> {
+  private async commitDurably(bodies: Body[]): Promise<Array<Outcome<unknown>>> {
     const outcomes = await this.commitBatch(bodies);
-    if (this.walSync === null) return outcomes;
-    startNext();
-    await this.walSync.flush();
+    await this.walSync?.flush();
     return outcomes;
   }
 

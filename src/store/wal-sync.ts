@@ -8,7 +8,7 @@
 // that commit is answered or announced.
 //
 // Group commit (actions/group-commit.ts) marks its commit as one it will wait for; the sync
-// then runs on libuv's thread pool while the serving thread goes on with the next batch.
+// then runs on libuv's thread pool while the serving thread reads and answers other requests.
 // Every other commit (a migration, a statement outside a transaction) is synced at once,
 // as SQLite's FULL would have, so no path answers a write the disk may not hold.
 import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:fs';

@@ -1,6 +1,7 @@
 // With synchronous FULL a file database's commits are synced outside SQLite (store/wal-sync.ts):
-// the connection runs NORMAL, group commit's batches wait for a sync made on the thread pool,
-// and every other commit is synced before its statement returns.
+// the connection runs NORMAL, group commit's batches wait for a sync made on the thread pool
+// (and the next batch for the one before), and every other commit is synced before its
+// statement returns.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,7 +60,7 @@ test('a batch of group commit is answered after one sync of its commit', () =>
     assert.equal(walSync.syncCount - before, 2);
   }));
 
-test('no change of a batch is answered before its sync is done; the next batch goes on meanwhile', () =>
+test('no change of a batch is answered before its sync is done; the next batch waits for it', () =>
   onFullStore(async (store, walSync) => {
     // The real sync, held until the test lets it run.
     const held: Array<() => void> = [];
@@ -68,21 +69,29 @@ test('no change of a batch is answered before its sync is done; the next batch g
     sync.syncFile = (fd, done) => {
       held.push(() => real(fd, done));
     };
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+    };
+    const stored = async () =>
+      (await sql<{ v: string }>`select v from probe order by id`.execute(store.db)).rows.map(
+        (r) => r.v,
+      );
     const gc = new GroupCommit(store.db);
     let answered = '';
     const first = gc.run(insert('first')).then((v) => (answered += v));
-    while (held.length === 0) await new Promise((r) => setImmediate(r));
-    // Committed, not yet synced: not answered, and the next change commits meanwhile.
+    while (held.length === 0) await turns(1);
+    // Committed, not yet synced: not answered, and a change arriving now is not committed
+    // before that sync is done, however many turns the loop takes meanwhile.
     const second = gc.run(insert('second')).then((v) => (answered += v));
-    while (held.length === 1) await new Promise((r) => setImmediate(r));
-    const rows = await sql<{ v: string }>`select v from probe order by id`.execute(store.db);
-    assert.deepEqual(
-      rows.rows.map((r) => r.v),
-      ['first', 'second'],
-    );
+    await turns(10);
+    assert.deepEqual(await stored(), ['first']);
+    assert.equal(held.length, 1);
     assert.equal(answered, '');
-    held[1]();
     held[0]();
+    while (held.length === 1) await turns(1);
+    assert.deepEqual(await stored(), ['first', 'second']);
+    assert.equal(answered, 'first');
+    held[1]();
     await Promise.all([first, second]);
     assert.equal(answered, 'firstsecond');
   }));
