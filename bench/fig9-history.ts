@@ -29,8 +29,7 @@ export async function figure9(opts: BenchOptions): Promise<FigureResult> {
   const sends = opts.quick ? 10 : 30;
   const parley = await seedAndStart('fig9', {
     users: MEMBERS,
-    channels: [{ name: 'bench', subscribers: 'all' }],
-    history,
+    channels: [{ name: 'bench', subscribers: 'all', history }],
   });
   try {
     const sender = parley.seeded.users[0];

@@ -25,12 +25,17 @@ export interface SeedSpec {
   /** Users including the owner (index 0). */
   users: number;
   /** Each channel's subscribers as user indexes; 'all' for everyone. */
-  channels: Array<{ name: string; subscribers: number[] | 'all' }>;
-  /**
-   * Earlier messages in the first channel, sent by its subscribers in turn and unread by
-   * the others, each with a row for every subscriber: the history a send's rows join.
-   */
-  history?: number;
+  channels: Array<{
+    name: string;
+    subscribers: number[] | 'all';
+    /**
+     * Earlier messages in the channel, sent by its subscribers in turn and unread by the
+     * others, each with a row for every subscriber: the history a send's rows join. A
+     * channel's first message is announced to everyone who can see the channel as well,
+     * which a measured send should not pay for unless that is what it measures.
+     */
+    history?: number;
+  }>;
 }
 
 export interface SeedUser {
@@ -100,13 +105,17 @@ export async function seed(spec: SeedSpec, env: Record<string, string>): Promise
       }
     });
     const channels: Seeded['channels'] = [];
-    let first: { recipientId: number; subscribers: number[] } | null = null;
+    const histories: Array<{ channel: ChannelHistory; count: number }> = [];
     await withTransaction(ctx, realm.id, async (work) => {
       for (const c of spec.channels) {
         const row = await doCreateChannel(ctx, work, realm, owner, { name: c.name });
         channels.push({ id: row.id, name: row.name });
         const subs = c.subscribers === 'all' ? users.map((_, i) => i) : c.subscribers;
-        first ??= { recipientId: row.recipient_id!, subscribers: subs.map((i) => users[i].id) };
+        if (c.history) {
+          const subscribers = subs.map((i) => users[i].id);
+          const channel = { channelId: row.id, recipientId: row.recipient_id!, subscribers };
+          histories.push({ channel, count: c.history });
+        }
         for (const i of subs) {
           await channelsStore.upsertSubscription(work.db, {
             user_id: users[i].id,
@@ -124,23 +133,28 @@ export async function seed(spec: SeedSpec, env: Record<string, string>): Promise
         }
       }
     });
-    if (spec.history && first) {
-      await seedHistory(ctx, realm.id, channels[0].id, first, spec.history);
-    }
+    for (const h of histories) await seedHistory(ctx, realm.id, h.channel, h.count);
     return { realmId: realm.id, users, channels };
   } finally {
     await closeContext(ctx);
   }
 }
 
+interface ChannelHistory {
+  channelId: number;
+  recipientId: number;
+  /** User ids. */
+  subscribers: number[];
+}
+
 /** History in batches of messages, one transaction each. */
 async function seedHistory(
   ctx: AppContext,
   realmId: number,
-  channelId: number,
-  channel: { recipientId: number; subscribers: number[] },
+  channel: ChannelHistory,
   count: number,
 ): Promise<void> {
+  const { channelId } = channel;
   const BATCH = 20;
   for (let at = 0; at < count; at += BATCH) {
     await withTransaction(ctx, realmId, async (work) => {
