@@ -17,6 +17,14 @@ export interface CheckpointOptions {
    */
   quietIntervalMs?: number;
   /**
+   * WAL frames the worker lets accumulate before it copies them, unless they have waited
+   * maxWaitMs: the first commit after a checkpoint that copied the whole log starts it again
+   * and syncs its header, on the serving thread.
+   */
+  batchFrames?: number;
+  /** The longest a frame waits in the WAL for a checkpoint once the worker has seen it. */
+  maxWaitMs?: number;
+  /**
    * WAL pages after which the serving connection checkpoints at its next commit after all,
    * as SQLite does by default at 1,000: a bound for when the worker falls behind or stops.
    */
@@ -50,6 +58,14 @@ const DEFAULT_BACKSTOP_PAGES = 10_000;
 const DEFAULT_WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** SQLite's own default, restored when the worker stops. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
+// SQLite's own checkpoint size. Copying every commit within 100 ms let each commit after a
+// pause start the log again, and syncing the new log's header held the serving thread for
+// 0.3-0.9 ms, at times 26-577 ms on a slow disk, once per send in figure 4 (docs/performance.md,
+// session 38); now that happens once per this many frames, or per DEFAULT_MAX_WAIT_MS.
+const DEFAULT_BATCH_FRAMES = SQLITE_AUTOCHECKPOINT_PAGES;
+// Frames waiting for a batch are synced by the worker's looks all the same (under NORMAL, as a
+// checkpoint would), so this bounds only how long the WAL holds them uncopied.
+const DEFAULT_MAX_WAIT_MS = 10_000;
 
 /** better-sqlite3 as this module finds it, for the worker to load the same. */
 const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
@@ -58,7 +74,11 @@ const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
  * The worker, in plain JavaScript: it runs without the TypeScript loader, which Node 20 does
  * not carry into workers, and without this module's imports.
  *
- * Its own connection copies what the WAL holds into the database on a timer. A checkpoint
+ * Its own connection copies what the WAL holds into the database on a timer, once batchFrames
+ * frames wait there or the oldest has waited maxWaitMs. It counts them in the wal-index header
+ * that SQLite keeps at the start of the -shm file (https://www.sqlite.org/walformat.html: the
+ * header twice, then the checkpoint's progress), read plainly; a header it cannot read, or
+ * one of another version, has it checkpoint on every look as before. A checkpoint
  * syncs the WAL before copying it and the database after, as far as its connection's
  * `synchronous` asks, so it asks what the serving connection's does. PASSIVE never waits for
  * a lock: what readers or a writer still hold is left for the next turn. The connection and
@@ -82,20 +102,83 @@ const checkpoint = plainly(() => {
   sqlite.exec('PRAGMA synchronous = ' + workerData.synchronous);
   return sqlite.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 });
-// A look that finds the log as the last one left it, all copied, doubles the wait.
+const fs = require('node:fs');
+const { endianness } = require('node:os');
+// The wal-index header (48 bytes, written twice) and the checkpoint's progress after it, in
+// the machine's byte order: the last frame in the log at 16, the last one copied at 96.
+const WAL_INDEX_VERSION = 3007000;
+const header = Buffer.alloc(100);
+const readU32 =
+  endianness() === 'LE' ? (at) => header.readUInt32LE(at) : (at) => header.readUInt32BE(at);
+let shm = -1;
+try {
+  shm = fs.openSync(workerData.path + '-shm', 'r');
+} catch {
+  // No shared memory to read: every look checkpoints.
+}
+// Between batches, new frames are synced as a checkpoint would have synced them, so that
+// under NORMAL what power loss can take stays what it was when every look copied them.
+let wal = -1;
+const syncWal = () => {
+  try {
+    if (wal < 0) wal = fs.openSync(workerData.path + '-wal', 'r');
+    fs.fsyncSync(wal);
+  } catch {
+    // The next look tries again, and the next checkpoint syncs it in any case.
+  }
+};
+/** The frames in the log and those not yet copied, or null when the header is unreadable. */
+const readLog = () => {
+  try {
+    if (shm < 0 || fs.readSync(shm, header, 0, header.length, 0) < header.length) return null;
+  } catch {
+    return null;
+  }
+  // A header being written has its two copies differ; the next look reads it again.
+  if (readU32(0) !== WAL_INDEX_VERSION || header[12] !== 1) return null;
+  if (header.compare(header, 0, 48, 48, 96) !== 0) return null;
+  const frames = readU32(16);
+  const copied = readU32(96);
+  return copied <= frames ? { frames, waiting: frames - copied } : null;
+};
+// A look that finds the log as the last one left it, nothing copied meanwhile, doubles the
+// wait before the next, up to quietIntervalMs; frames waiting for a batch are copied by
+// maxWaitMs all the same.
 let delay = workerData.intervalMs;
 let lastLog = -1;
+let waitingSince = 0;
 const tick = () => {
-  const { log, checkpointed } = plainly(() => checkpoint.get());
-  const quiet = log === lastLog && checkpointed === log;
+  const now = Date.now();
+  const seen = readLog();
+  let log;
+  let allCopied;
+  if (seen && seen.waiting > 0 && waitingSince === 0) waitingSince = now;
+  const batchDue =
+    !seen ||
+    seen.waiting >= workerData.batchFrames ||
+    (seen.waiting > 0 && now - waitingSince >= workerData.maxWaitMs);
+  if (batchDue) {
+    const done = plainly(() => checkpoint.get());
+    log = done.log;
+    allCopied = done.checkpointed === done.log;
+  } else {
+    log = seen.frames;
+    allCopied = seen.waiting === 0;
+    if (!allCopied && log !== lastLog && workerData.synchronous === 'NORMAL') syncWal();
+  }
+  if (allCopied) waitingSince = 0;
+  const quiet = log === lastLog && (allCopied || !batchDue);
   lastLog = log;
   delay = quiet ? Math.min(delay * 2, workerData.quietIntervalMs) : workerData.intervalMs;
-  timer = setTimeout(tick, delay);
+  const untilDue = waitingSince === 0 ? delay : waitingSince + workerData.maxWaitMs - now;
+  timer = setTimeout(tick, Math.max(1, Math.min(delay, untilDue)));
 };
 let timer = setTimeout(tick, delay);
 parentPort.on('message', (message) => {
   if (message !== 'stop') return;
   clearTimeout(timer);
+  if (shm >= 0) fs.closeSync(shm);
+  if (wal >= 0) fs.closeSync(wal);
   sqlite.close();
   parentPort.close();
 });
@@ -129,6 +212,8 @@ export function startBackgroundCheckpoints(
       options.quietIntervalMs ?? DEFAULT_QUIET_INTERVAL_MS,
       options.intervalMs ?? DEFAULT_INTERVAL_MS,
     ),
+    batchFrames: options.batchFrames ?? DEFAULT_BATCH_FRAMES,
+    maxWaitMs: options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
     synchronous,
   };
   // No inherited flags: the TypeScript loader would only slow the worker's start.

@@ -77,8 +77,8 @@ test('the worker copies the WAL into the database on its timer', () =>
 
 test('a worker whose WAL stayed unchanged for a while still copies the next write', () =>
   onFileStore(async (store, file) => {
-    // Its looks at the unchanged WAL are 20, 40, 80 ms apart, then 100 ms.
-    store.checkpointInBackground!({ intervalMs: 20, quietIntervalMs: 100 });
+    // Its looks at the unchanged WAL are 20, 40, 80 ms apart, then 100 ms; any frame is a batch.
+    store.checkpointInBackground!({ intervalMs: 20, quietIntervalMs: 100, batchFrames: 1 });
     await new Promise((resolve) => setTimeout(resolve, 500));
     writePages(store, 1_500);
     await waitFor('the checkpoint', () => fileSize(file) >= 1_500 * PAGE, 10_000);
@@ -86,9 +86,36 @@ test('a worker whose WAL stayed unchanged for a while still copies the next writ
     await waitFor('the next checkpoint', () => fileSize(file) >= 1_510 * PAGE, 10_000);
   }));
 
+test('a small write waits in the WAL until a batch of frames has gathered', () =>
+  onFileStore(async (store, file) => {
+    store.checkpointInBackground!({ intervalMs: 20, batchFrames: 300, maxWaitMs: 3_600_000 });
+    writePages(store, 1_500);
+    await waitFor('the checkpoint', () => fileSize(file) >= 1_500 * PAGE, 10_000);
+    const copied = fileSize(file);
+    writePages(store, 100);
+    // Ten looks or more: each finds 100 frames waiting, fewer than a batch.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(fileSize(file), copied);
+    writePages(store, 250);
+    await waitFor('the batch', () => fileSize(file) >= copied + 350 * PAGE, 10_000);
+    assert.equal(readValue(store, 'SELECT count(*) FROM filler'), 1_850);
+  }));
+
+test('frames fewer than a batch are copied once they have waited maxWaitMs', () =>
+  onFileStore(async (store, file) => {
+    store.checkpointInBackground!({ intervalMs: 20, maxWaitMs: 200 });
+    const before = fileSize(file);
+    writePages(store, 50);
+    await waitFor('the checkpoint', () => fileSize(file) >= before + 50 * PAGE, 10_000);
+  }));
+
 test('the WAL file is cut back to its limit when the log starts again', () =>
   onFileStore(async (store, file) => {
-    store.checkpointInBackground!({ intervalMs: 20, walSizeLimitBytes: 256 * 1024 });
+    store.checkpointInBackground!({
+      intervalMs: 20,
+      batchFrames: 1,
+      walSizeLimitBytes: 256 * 1024,
+    });
     assert.equal(readValue(store, 'PRAGMA journal_size_limit'), 256 * 1024);
     writePages(store, 1_500);
     assert.ok(fileSize(`${file}-wal`) >= 1_500 * PAGE);
