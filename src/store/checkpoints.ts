@@ -105,7 +105,8 @@ const checkpoint = plainly(() => {
 const fs = require('node:fs');
 const { endianness } = require('node:os');
 // The wal-index header (48 bytes, written twice) and the checkpoint's progress after it, in
-// the machine's byte order: the last frame in the log at 16, the last one copied at 96.
+// the machine's byte order: a count of transactions at 8, the last frame in the log at 16,
+// the last one copied at 96.
 const WAL_INDEX_VERSION = 3007000;
 const header = Buffer.alloc(100);
 const readU32 =
@@ -127,25 +128,26 @@ const syncWal = () => {
     // The next look tries again, and the next checkpoint syncs it in any case.
   }
 };
-/** The frames in the log and those not yet copied, or null when the header is unreadable. */
+/** The log's frames, those not yet copied and its transactions' count; null if unreadable. */
 const readLog = () => {
   try {
     if (shm < 0 || fs.readSync(shm, header, 0, header.length, 0) < header.length) return null;
   } catch {
     return null;
   }
-  // A header being written has its two copies differ; the next look reads it again.
+  // A header being written has its two copies differ: this look checkpoints, as without one.
   if (readU32(0) !== WAL_INDEX_VERSION || header[12] !== 1) return null;
   if (header.compare(header, 0, 48, 48, 96) !== 0) return null;
   const frames = readU32(16);
   const copied = readU32(96);
-  return copied <= frames ? { frames, waiting: frames - copied } : null;
+  return copied <= frames ? { frames, waiting: frames - copied, change: readU32(8) } : null;
 };
 // A look that finds the log as the last one left it, nothing copied meanwhile, doubles the
 // wait before the next, up to quietIntervalMs; frames waiting for a batch are copied by
 // maxWaitMs all the same.
 let delay = workerData.intervalMs;
 let lastLog = -1;
+let lastChange = -1;
 let waitingSince = 0;
 const tick = () => {
   const now = Date.now();
@@ -164,8 +166,11 @@ const tick = () => {
   } else {
     log = seen.frames;
     allCopied = seen.waiting === 0;
-    if (!allCopied && log !== lastLog && workerData.synchronous === 'NORMAL') syncWal();
+    if (!allCopied && seen.change !== lastChange && workerData.synchronous === 'NORMAL') {
+      syncWal();
+    }
   }
+  if (seen) lastChange = seen.change;
   if (allCopied) waitingSince = 0;
   const quiet = log === lastLog && (allCopied || !batchDue);
   lastLog = log;
