@@ -2,7 +2,15 @@
 // What a checkpoint does is visible on disk: it copies the WAL's pages into the database
 // file, which grows only then, and the last connection to close removes the WAL.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -107,6 +115,25 @@ test('frames fewer than a batch are copied once they have waited maxWaitMs', () 
     const before = fileSize(file);
     writePages(store, 50);
     await waitFor('the checkpoint', () => fileSize(file) >= before + 50 * PAGE, 10_000);
+  }));
+
+test('a worker that cannot read the wal-index header copies at every look', () =>
+  onFileStore(async (store, file) => {
+    // SQLite follows the link to the file and keeps its -shm beside it; the worker looks for
+    // one beside the link, finds none, and checkpoints as if every look were a batch.
+    const link = join(dir, `link-${files}.sqlite3`);
+    symlinkSync(file, link);
+    const checkpoints = startBackgroundCheckpoints(store.sqlite!, link, 'NORMAL', {
+      intervalMs: 20,
+      maxWaitMs: 3_600_000,
+    });
+    try {
+      const before = fileSize(file);
+      writePages(store, 50);
+      await waitFor('the checkpoint', () => fileSize(file) >= before + 50 * PAGE, 10_000);
+    } finally {
+      await checkpoints.stop();
+    }
   }));
 
 test('the WAL file is cut back to its limit when the log starts again', () =>
