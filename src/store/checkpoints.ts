@@ -59,9 +59,9 @@ const DEFAULT_WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** SQLite's own default, restored when the worker stops. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
 // SQLite's own checkpoint size. Copying every commit within 100 ms let each commit after a
-// pause start the log again, and syncing the new log's header held the serving thread for
-// 0.3-0.9 ms, at times 26-577 ms on a slow disk, once per send in figure 4 (docs/performance.md,
-// session 38); now that happens once per this many frames, or per DEFAULT_MAX_WAIT_MS.
+// pause start the log again and sync the new log's header on the serving thread: 0.3-0.9 ms
+// at each send of figure 4, as long as the disk takes when it is slow (docs/performance.md,
+// session 38). Now that happens once per this many frames, or per DEFAULT_MAX_WAIT_MS.
 const DEFAULT_BATCH_FRAMES = SQLITE_AUTOCHECKPOINT_PAGES;
 // Frames waiting for a batch are synced by the worker's looks all the same (under NORMAL, as a
 // checkpoint would), so this bounds only how long the WAL holds them uncopied.
