@@ -175,8 +175,11 @@ const tick = () => {
   const quiet = log === lastLog && (allCopied || !batchDue);
   lastLog = log;
   delay = quiet ? Math.min(delay * 2, workerData.quietIntervalMs) : workerData.intervalMs;
-  const untilDue = waitingSince === 0 ? delay : waitingSince + workerData.maxWaitMs - now;
-  timer = setTimeout(tick, Math.max(1, Math.min(delay, untilDue)));
+  // Frames a checkpoint could not copy (a reader still holds them) are past due: the next
+  // look comes after the interval, not at once.
+  const untilDue = waitingSince + workerData.maxWaitMs - now;
+  const next = waitingSince === 0 || untilDue <= 0 ? delay : Math.min(delay, untilDue);
+  timer = setTimeout(tick, next);
 };
 let timer = setTimeout(tick, delay);
 parentPort.on('message', (message) => {

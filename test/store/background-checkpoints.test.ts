@@ -111,9 +111,12 @@ test('a small write waits in the WAL until a batch of frames has gathered', () =
 
 test('frames fewer than a batch are copied once they have waited maxWaitMs', () =>
   onFileStore(async (store, file) => {
-    store.checkpointInBackground!({ intervalMs: 20, maxWaitMs: 200 });
+    store.checkpointInBackground!({ intervalMs: 20, maxWaitMs: 800 });
     const before = fileSize(file);
     writePages(store, 50);
+    // Looks have found the 50 frames, fewer than a batch of 1,000, and left them.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(fileSize(file), before);
     await waitFor('the checkpoint', () => fileSize(file) >= before + 50 * PAGE, 10_000);
   }));
 
