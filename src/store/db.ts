@@ -1,6 +1,6 @@
 // Opens the database: embedded SQLite by default, PostgreSQL when a URL is given.
 // One schema and one set of Kysely queries serve both.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -65,7 +65,12 @@ export function openSqlite(opts: SqliteOptions): Store {
     mkdirSync(dirname(opts.source), { recursive: true });
   }
   const sqlite = keepForLife(new SQLite(opts.source));
-  const file = typeof opts.source === 'string' && opts.source !== ':memory:' ? opts.source : null;
+  // SQLite follows a symbolic link to the database and keeps its -wal and -shm beside the
+  // file it reaches; the syncs and checkpoints made outside it must find them there too.
+  const file =
+    typeof opts.source === 'string' && opts.source !== ':memory:'
+      ? realpathSync(opts.source)
+      : null;
   const synchronous = opts.synchronous ?? 'NORMAL';
   // FULL's sync at each commit is made outside SQLite, off the serving thread for group
   // commit's batches (wal-sync.ts); SQLite's NORMAL keeps the rest of FULL's syncs.

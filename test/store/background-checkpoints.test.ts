@@ -139,6 +139,24 @@ test('a worker that cannot read the wal-index header copies at every look', () =
     }
   }));
 
+test('a store opened through a symbolic link reads the header beside the file', async () => {
+  const file = freshFile();
+  const link = join(dir, `link-${files}.sqlite3`);
+  symlinkSync(file, link);
+  const store = openSqlite({ source: link });
+  try {
+    store.checkpointInBackground!({ intervalMs: 20, maxWaitMs: 800 });
+    const before = fileSize(file);
+    writePages(store, 50);
+    // Fewer frames than a batch: a worker that read no header would have copied them.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(fileSize(file), before);
+    await waitFor('the checkpoint', () => fileSize(file) >= before + 50 * PAGE, 10_000);
+  } finally {
+    await store.close();
+  }
+});
+
 test('the WAL file is cut back to its limit when the log starts again', () =>
   onFileStore(async (store, file) => {
     store.checkpointInBackground!({

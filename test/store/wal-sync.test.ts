@@ -3,7 +3,7 @@
 // (and the next batch for the one before), and every other commit is synced before its
 // statement returns.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -130,6 +130,24 @@ test('a write outside group commit is synced before its statement returns', () =
     });
     assert.equal(walSync.syncCount - before, 1);
   }));
+
+test('a database reached through a symbolic link has the WAL beside its file synced', async () => {
+  const file = join(dir, `db-${++files}.sqlite3`);
+  const link = join(dir, `link-${files}.sqlite3`);
+  symlinkSync(file, link);
+  const store = openSqlite({ source: link, synchronous: 'FULL' });
+  try {
+    const walSync = walSyncOf(store.db)!;
+    await sql`create table probe (id integer primary key, v text not null)`.execute(store.db);
+    const before = walSync.syncCount;
+    await sql`insert into probe (v) values ('linked')`.execute(store.db);
+    assert.equal(walSync.syncCount - before, 1);
+    const rows = await sql<{ v: string }>`select v from probe`.execute(store.db);
+    assert.deepEqual(rows.rows, [{ v: 'linked' }]);
+  } finally {
+    await store.close();
+  }
+});
 
 test('reads, in a transaction or not, sync nothing', () =>
   onFullStore(async (store, walSync) => {
