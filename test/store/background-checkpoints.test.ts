@@ -14,6 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import SQLite from 'better-sqlite3';
 import { startBackgroundCheckpoints } from '../../src/store/checkpoints.ts';
 import { openSqlite, type Store } from '../../src/store/db.ts';
 import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
@@ -118,6 +119,28 @@ test('frames fewer than a batch are copied once they have waited maxWaitMs', () 
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.equal(fileSize(file), before);
     await waitFor('the checkpoint', () => fileSize(file) >= before + 50 * PAGE, 10_000);
+  }));
+
+test('frames a reader kept from a checkpoint are copied once it lets go, with no write after', () =>
+  onFileStore(async (store, file) => {
+    store.checkpointInBackground!({ intervalMs: 20, maxWaitMs: 300 });
+    writePages(store, 1);
+    await waitFor('the first checkpoint', () => fileSize(file) >= 2 * PAGE, 10_000);
+    const reader = keepForLife(new SQLite(file));
+    try {
+      // A read transaction whose snapshot ends before the next write's frames.
+      reader.exec('BEGIN');
+      assert.equal(keepForLife(reader.prepare('SELECT count(*) FROM filler')).pluck().get(), 1);
+      const before = fileSize(file);
+      writePages(store, 50);
+      // Past maxWaitMs the looks checkpoint, and can copy none of the 50 frames.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      assert.equal(fileSize(file), before);
+      reader.exec('COMMIT');
+      await waitFor('the checkpoint', () => fileSize(file) >= before + 50 * PAGE, 10_000);
+    } finally {
+      reader.close();
+    }
   }));
 
 test('a worker that cannot read the wal-index header copies at every look', () =>
