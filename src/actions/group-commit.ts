@@ -2,7 +2,9 @@
 // synchronous=FULL each COMMIT waits for the disk. Changes that arrive while a commit is
 // under way are therefore run together in the next transaction, each inside its own
 // savepoint, and committed with one sync: a change that fails rolls back to its savepoint
-// alone, and no change is answered before the commit that holds it has succeeded.
+// alone, and no change is answered before the commit that holds it has succeeded. A full
+// disk or an I/O error has SQLite roll back the whole transaction itself, and every change
+// of the batch fails with that error.
 //
 // A change that finds the committer idle does not start at once either: it waits for the
 // end of the event loop's turn, so that the changes whose requests arrived in the same turn
@@ -23,7 +25,9 @@
 // Group commit is for SQLite only: PostgreSQL takes concurrent transactions on its pool and
 // groups their WAL flushes itself. Its queue (BatchQueue) also gathers PostgreSQL's message
 // sends, which are written together by their rows instead (messages.ts, writeSends).
+import type { ControlledTransaction } from 'kysely';
 import { sqliteConnection, walSyncOf, type Db, type Tx } from '../store/db.ts';
+import type { DB } from '../store/schema.ts';
 import type { WalSync } from '../store/wal-sync.ts';
 
 /** How one item of a batch came out. */
@@ -129,24 +133,20 @@ export class GroupCommit {
   }
 
   private async commitBatch(bodies: Body[]): Promise<Array<Outcome<unknown>>> {
+    const trx = await this.db.startTransaction().execute();
     // One change alone needs no savepoint: its own transaction is the same thing, cheaper.
     if (bodies.length === 1) {
-      return [
-        await this.db
-          .transaction()
-          .execute(async (trx) => {
-            const value = await bodies[0](trx);
-            this.walSync?.deferCommit();
-            return value;
-          })
-          .then(
-            (value) => ({ ok: true, value }),
-            (err: unknown) => ({ ok: false, err }),
-          ),
-      ];
+      try {
+        const value = await bodies[0](trx);
+        this.walSync?.deferCommit();
+        await trx.commit().execute();
+        return [{ ok: true, value }];
+      } catch (err) {
+        await rollBack(trx);
+        return [{ ok: false, err }];
+      }
     }
     const outcomes: Array<Outcome<unknown>> = [];
-    const trx = await this.db.startTransaction().execute();
     try {
       // The savepoints go to the connection itself, which the open transaction holds: through
       // Kysely each one built, compiled and ran a query and made a transaction object of its
@@ -161,8 +161,14 @@ export class GroupCommit {
           conn.run(RELEASE, NO_PARAMETERS);
           outcomes.push({ ok: true, value });
         } catch (err) {
-          conn.run(ROLLBACK_TO, NO_PARAMETERS);
-          conn.run(RELEASE, NO_PARAMETERS);
+          try {
+            conn.run(ROLLBACK_TO, NO_PARAMETERS);
+            conn.run(RELEASE, NO_PARAMETERS);
+          } catch {
+            // SQLite rolled the whole transaction back itself (a full disk, an I/O error), and
+            // with it the changes before this one: the batch fails with the cause.
+            throw err;
+          }
           outcomes.push({ ok: false, err });
         }
       }
@@ -170,14 +176,23 @@ export class GroupCommit {
       await trx.commit().execute();
     } catch (err) {
       // The commit (or a rollback to a savepoint) failed: nothing of the batch is stored.
-      await trx
-        .rollback()
-        .execute()
-        .catch(() => undefined);
+      await rollBack(trx);
       throw err;
     }
     return outcomes;
   }
+}
+
+/**
+ * Roll back after a failure, keeping the failure's own error: after a full disk or an I/O
+ * error SQLite has rolled the transaction back already, and the ROLLBACK's "no transaction is
+ * active" said nothing of why.
+ */
+async function rollBack(trx: ControlledTransaction<DB>): Promise<void> {
+  await trx
+    .rollback()
+    .execute()
+    .catch(() => undefined);
 }
 
 const committers = new WeakMap<Db, GroupCommit>();

@@ -20,7 +20,7 @@ beforeEach(async () => {
     t.ctx.db,
   );
   gc = new GroupCommit(t.ctx.db);
-  // Count the shared transactions the committer starts, and what SQLite is asked to do.
+  // Count the transactions the committer starts, and what SQLite is asked to do.
   begun = 0;
   const start = t.ctx.db.startTransaction.bind(t.ctx.db);
   t.ctx.db.startTransaction = () => {
@@ -85,7 +85,7 @@ describe(
       assert.deepEqual(await Promise.all([a, ...rest]), ['first', 'b', 'c', 'd']);
       assert.deepEqual(await stored(), ['first', 'b', 'c', 'd']);
       // The first ran alone; the three that waited for it were committed together.
-      assert.equal(begun, 1);
+      assert.equal(begun, 2);
       assert.equal(commits, 2);
     });
 
@@ -102,7 +102,7 @@ describe(
       await nextTurn();
       assert.equal(await gc.run(insert('b')), 'b');
       assert.deepEqual(await stored(), ['a', 'b']);
-      assert.equal(begun, 0);
+      assert.equal(begun, 2);
       assert.equal(commits, 2);
       assert.equal(savepoints, 0);
     });
@@ -124,6 +124,46 @@ describe(
       await assert.rejects(duplicate, /UNIQUE constraint failed/);
       assert.equal(await d, 'd');
       assert.deepEqual(await stored(), ['first', 'b', 'd']);
+    });
+
+    /** Let the database grow by at most `pages` more pages: then writes fail with SQLITE_FULL. */
+    const capDatabase = (pages: number | null) => {
+      const sqlite = t.ctx.store.sqlite!;
+      const count = keepForLife(sqlite.prepare('PRAGMA page_count')).pluck().get() as number;
+      sqlite.exec(`PRAGMA max_page_count = ${pages === null ? 1_000_000_000 : count + pages}`);
+    };
+    const big = (v: string) => async (trx: Tx) => {
+      await sql`insert into gc_probe (v) values (${v + 'x'.repeat(200_000)})`.execute(trx);
+      return v;
+    };
+
+    test('a change that fills the database fails with that error, and stores nothing', async () => {
+      capDatabase(5);
+      // SQLite rolls the transaction back itself; the ROLLBACK after it finds none open.
+      await assert.rejects(gc.run(big('big')), { code: 'SQLITE_FULL' });
+      assert.equal(t.ctx.store.sqlite!.inTransaction, false);
+      assert.deepEqual(await stored(), []);
+      capDatabase(null);
+      assert.equal(await gc.run(insert('after')), 'after');
+      assert.deepEqual(await stored(), ['after']);
+    });
+
+    test('a batch whose transaction SQLite rolled back fails whole, with the cause', async () => {
+      await gc.run(insert('before'));
+      capDatabase(5);
+      const first = blocker();
+      const a = gc.run(first.body);
+      await nextTurn();
+      // b's savepoint was released before c filled the database, taking the transaction with it.
+      const rest = [gc.run(insert('b')), gc.run(big('c')), gc.run(insert('d'))];
+      first.release();
+      assert.equal(await a, 'first');
+      for (const change of rest) await assert.rejects(change, { code: 'SQLITE_FULL' });
+      assert.deepEqual(await stored(), ['before', 'first']);
+      capDatabase(null);
+      const again = await Promise.all([gc.run(insert('b')), gc.run(insert('d'))]);
+      assert.deepEqual(again, ['b', 'd']);
+      assert.deepEqual(await stored(), ['before', 'first', 'b', 'd']);
     });
 
     test('no change of a batch is answered before its commit', async () => {

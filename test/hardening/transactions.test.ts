@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFaultHook } from '../../src/actions/transaction.ts';
 import type { DB } from '../../src/store/schema.ts';
+import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
 import { err } from '../support/callers.ts';
 import { SUCCESS } from '../support/client.ts';
@@ -192,6 +193,56 @@ describe('a failure before the commit of other writes', () => {
     assert.deepEqual(
       (await other.events()).map((e) => [e.type, e.op]),
       [['user_group', 'add']],
+    );
+  });
+});
+
+describe('a full database', { skip: TEST_DATABASE_URL ? 'SQLite only' : false }, () => {
+  /** Let the database grow no more (SQLite's max_page_count), or again without bound. */
+  function capDatabase(capped: boolean): void {
+    const sqlite = t.ctx.store.sqlite!;
+    const pages = keepForLife(sqlite.prepare('PRAGMA page_count')).pluck().get() as number;
+    sqlite.exec(`PRAGMA max_page_count = ${capped ? pages : 1_000_000_000}`);
+  }
+
+  test('a send that needs more room: a JSON 500, nothing stored, no event, the cause logged; then it works', async () => {
+    await sendToChannel(t, t.fx.owner, 'general', 'full', 'before the disk filled');
+    const before = await counts('messages', 'user_messages');
+    const recipient = await queueFor(t.fx.member2);
+    const logged: unknown[] = [];
+    const error = t.ctx.log.error.bind(t.ctx.log);
+    t.ctx.log.error = ((obj: unknown, ...rest: string[]) => {
+      logged.push(obj);
+      error(obj, ...rest);
+    }) as typeof t.ctx.log.error;
+    // Content over a page long needs pages of its own.
+    const long = 'room '.repeat(1_900);
+    capDatabase(true);
+
+    const res = await t.as(t.fx.member).post('/messages', {
+      type: 'stream',
+      to: 'general',
+      topic: 'full',
+      content: long,
+    });
+    assert.deepEqual({ status: res.status, body: res.body }, { status: 500, body: INTERNAL });
+    assert.deepEqual(await counts('messages', 'user_messages'), before);
+    assert.deepEqual(await recipient.events(), []);
+    // The log names the cause, not the ROLLBACK that found SQLite had rolled back already.
+    assert.deepEqual(
+      logged.map((entry) => {
+        const cause = (entry as { err?: { code?: string; message?: string } }).err;
+        return [cause?.code, cause?.message];
+      }),
+      [['SQLITE_FULL', 'database or disk is full']],
+    );
+
+    capDatabase(false);
+    const id = await sendToChannel(t, t.fx.member, 'general', 'full', long);
+    assert.equal((await count('messages')) - before.messages, 1);
+    assert.deepEqual(
+      (await recipient.events()).map((e) => [e.type, (e.message as { id: number }).id]),
+      [['message', id]],
     );
   });
 });
