@@ -212,6 +212,9 @@ export async function startServer(
   try {
     // A server's commits should not copy the WAL into the database file (store/checkpoints.ts).
     ctx.store.checkpointInBackground?.({
+      onLookFailed: (err) =>
+        ctx.log.warn({ err }, 'background checkpoint failed; the worker tries again'),
+      onResumed: () => ctx.log.info('background checkpoints resumed'),
       onError: (err) =>
         ctx.log.warn({ err }, 'background checkpoints stopped; SQLite checkpoints in its commits'),
     });

@@ -35,7 +35,17 @@ export interface CheckpointOptions {
    * file behind.
    */
   walSizeLimitBytes?: number;
-  /** The worker failed; the serving connection has gone back to checkpointing itself. */
+  /**
+   * A look failed (a full disk, an I/O error) and the next ones will try again, as slowly as
+   * looks at a quiet WAL; said once until a look succeeds, which `onResumed` then says.
+   */
+  onLookFailed?: (err: Error) => void;
+  /** A look succeeded after `onLookFailed`. */
+  onResumed?: () => void;
+  /**
+   * The worker could not start (or stopped on an error of its own); the serving connection has
+   * gone back to checkpointing itself.
+   */
   onError?: (err: unknown) => void;
 }
 
@@ -149,7 +159,30 @@ let delay = workerData.intervalMs;
 let lastLog = -1;
 let lastChange = -1;
 let waitingSince = 0;
+// A look that fails (a full disk, an I/O error) is tried again: what it leaves waits in the
+// WAL, where the serving connection's backstop bounds it. Failing looks slow down as quiet
+// ones do; the parent hears of the first failure and of the first success after.
+let failing = false;
 const tick = () => {
+  let next;
+  try {
+    next = look();
+    if (failing) {
+      failing = false;
+      parentPort.postMessage({ resumed: true });
+    }
+  } catch (err) {
+    if (!failing) {
+      failing = true;
+      parentPort.postMessage({ failed: { message: err.message, code: err.code } });
+    }
+    delay = Math.min(delay * 2, workerData.quietIntervalMs);
+    next = delay;
+  }
+  timer = setTimeout(tick, next);
+};
+/** One look at the log: a checkpoint or a sync if due; the time until the next look. */
+const look = () => {
   const now = Date.now();
   const seen = readLog();
   let log;
@@ -178,8 +211,7 @@ const tick = () => {
   // Frames a checkpoint could not copy (a reader still holds them) are past due: the next
   // look comes after the interval, not at once.
   const untilDue = waitingSince + workerData.maxWaitMs - now;
-  const next = waitingSince === 0 || untilDue <= 0 ? delay : Math.min(delay, untilDue);
-  timer = setTimeout(tick, next);
+  return waitingSince === 0 || untilDue <= 0 ? delay : Math.min(delay, untilDue);
 };
 let timer = setTimeout(tick, delay);
 parentPort.on('message', (message) => {
@@ -231,6 +263,19 @@ export function startBackgroundCheckpoints(
   worker.unref();
   let running = true;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.on(
+    'message',
+    (message: { failed?: { message: string; code?: string }; resumed?: true }) => {
+      if (!running) return;
+      if (message.failed) {
+        options.onLookFailed?.(
+          Object.assign(new Error(message.failed.message), { code: message.failed.code }),
+        );
+      } else if (message.resumed) {
+        options.onResumed?.();
+      }
+    },
+  );
   worker.on('error', (err) => {
     if (!running) return;
     running = false;

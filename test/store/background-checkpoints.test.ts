@@ -11,6 +11,7 @@ import {
   statSync,
   symlinkSync,
 } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -142,6 +143,59 @@ test('frames a reader kept from a checkpoint are copied once it lets go, with no
       reader.close();
     }
   }));
+
+/** util-linux's prlimit, to change this process's limit on the size of the files it writes. */
+const PRLIMIT = spawnSync('prlimit', ['--version']).status === 0;
+function fileSizeLimit(): string {
+  const args = ['--pid', String(process.pid), '--fsize', '--output', 'SOFT', '--noheadings'];
+  return execFileSync('prlimit', [...args, '--raw'])
+    .toString()
+    .trim();
+}
+function limitFileSize(soft: string | number): void {
+  execFileSync('prlimit', ['--pid', String(process.pid), `--fsize=${soft}:`]);
+}
+
+test(
+  'a look that fails is tried again, and copies once it can',
+  { skip: !PRLIMIT && 'no prlimit here (util-linux, Linux)' },
+  () =>
+    onFileStore(async (store, file) => {
+      const failed: Error[] = [];
+      const stopped: unknown[] = [];
+      let resumed = 0;
+      store.checkpointInBackground!({
+        intervalMs: 20,
+        quietIntervalMs: 100,
+        batchFrames: 1,
+        onLookFailed: (err) => failed.push(err),
+        onResumed: () => resumed++,
+        onError: (err) => stopped.push(err),
+      });
+      writePages(store, 100);
+      await waitFor('the first checkpoint', () => fileSize(file) >= 100 * PAGE, 10_000);
+      const copied = fileSize(file);
+      const soft = fileSizeLimit();
+      // The WAL starts again within the size it has; the database cannot grow by 100 pages.
+      limitFileSize(copied + 20 * PAGE);
+      try {
+        writePages(store, 100);
+        await waitFor('a failed look', () => failed.length > 0, 10_000);
+        assert.match(String((failed[0] as { code?: string }).code), /^SQLITE_(FULL|IOERR)/);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      } finally {
+        limitFileSize(soft);
+      }
+      assert.ok(fileSize(file) < copied + 100 * PAGE);
+      await waitFor('the checkpoint', () => fileSize(file) >= copied + 100 * PAGE, 10_000);
+      await waitFor('the resumption', () => resumed === 1, 10_000);
+      // Said once for the looks that failed in a row; the worker never stopped.
+      assert.equal(failed.length, 1);
+      assert.deepEqual(stopped, []);
+      assert.equal(readValue(store, 'PRAGMA wal_autocheckpoint'), 10_000);
+      assert.equal(readValue(store, 'SELECT count(*) FROM filler'), 200);
+    }),
+);
 
 test('a worker that cannot read the wal-index header copies at every look', () =>
   onFileStore(async (store, file) => {
