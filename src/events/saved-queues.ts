@@ -1,6 +1,6 @@
 // The file a stopping process saves its event queues to and the next one restores them from
 // (SIGTERM, then start: docs/architecture.md), and the restart event restored queues get.
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import type { ClientDescriptor } from '../lib/event-client.ts';
 import { SERVER_GENERATION, SVC_FEATURE_LEVEL, SVC_MERGE_BASE, SVC_VERSION } from '../version.ts';
 import type { RestartEvent } from './types.ts';
@@ -28,8 +28,14 @@ export interface SavedQueues<E> {
 /** Written whole to a temporary file first, so a crash never leaves half a file behind. */
 export async function writeSavedQueues<E>(file: string, saved: SavedQueues<E>): Promise<void> {
   const tmp = `${file}.tmp`;
-  await writeFile(tmp, JSON.stringify({ format: SAVE_FORMAT, ...saved }));
-  await rename(tmp, file);
+  try {
+    await writeFile(tmp, JSON.stringify({ format: SAVE_FORMAT, ...saved }));
+    await rename(tmp, file);
+  } catch (err) {
+    // A full disk leaves no half-written temporary file behind either.
+    await rm(tmp, { force: true });
+    throw err;
+  }
 }
 
 export async function readSavedQueues<E>(file: string): Promise<SavedQueues<E>> {

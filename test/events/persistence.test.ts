@@ -2,9 +2,10 @@
 // database) restores them, and each restored queue gets a restart event.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeSavedQueues } from '../../src/events/saved-queues.ts';
 import { SERVER_GENERATION, SVC_FEATURE_LEVEL, SVC_VERSION } from '../../src/version.ts';
 import { buildTestApp } from '../support/app.ts';
 import { drainEvents, getEvents, registerQueue, withoutIds } from '../support/events.ts';
@@ -95,4 +96,18 @@ test('queues that missed changes committed while the server was stopped are not 
     await second?.close();
     await first.close();
   }
+});
+
+test('a save that fails leaves the last saved file and no temporary one', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'parley-saved-'));
+  const file = join(dir, 'event-queues.json');
+  await writeSavedQueues(file, { queues: [] });
+  const before = await readFile(file, 'utf8');
+  // The rename cannot replace a directory: the write before it has succeeded, the save fails.
+  const blocked = join(dir, 'blocked.json');
+  await mkdir(join(blocked, 'inside'), { recursive: true });
+  await assert.rejects(writeSavedQueues(blocked, { queues: [] }));
+  assert.deepEqual((await readdir(dir)).sort(), ['blocked.json', 'event-queues.json']);
+  assert.equal(await readFile(file, 'utf8'), before);
+  await rm(dir, { recursive: true, force: true });
 });
