@@ -56,6 +56,8 @@ export interface Config {
   keepAliveMs: number;
   queueIdleTimeoutSecs: number;
   queueGcIntervalMs: number;
+  /** How long a missing commit sequence number is waited for before its notice counts as lost. */
+  eventGapWaitMs: number;
   maxEventsPerQueue: number;
   /** Server-level setting of the reference server. */
   canAccessAllUsersGroupLimitsPresence: boolean;
@@ -274,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveMs: 72_000,
     queueIdleTimeoutSecs: readInt(env, 'PARLEY_QUEUE_IDLE_TIMEOUT_SECONDS', 600, 10, 7 * 24 * 3600),
     queueGcIntervalMs: 60_000,
+    eventGapWaitMs: 10_000,
     maxEventsPerQueue: readInt(env, 'PARLEY_MAX_EVENTS_PER_QUEUE', 10_000, 10, 10_000_000),
     canAccessAllUsersGroupLimitsPresence: readBool(
       env,

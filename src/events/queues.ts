@@ -25,6 +25,7 @@ import {
   writeSavedQueues,
   type SavedQueue,
 } from './saved-queues.ts';
+import { RealmSequences } from './realm-sequences.ts';
 import { acceptsType, shapeForClient } from './shaping.ts';
 import type { Notice, ParleyEvent } from './types.ts';
 
@@ -36,6 +37,7 @@ export type QueueConfig = Pick<
   | 'heartbeatJitterMs'
   | 'queueIdleTimeoutSecs'
   | 'queueGcIntervalMs'
+  | 'eventGapWaitMs'
   | 'maxEventsPerQueue'
   | 'nodeId'
 >;
@@ -148,12 +150,17 @@ export class EventQueues {
   private readonly heartbeats: HeartbeatWheel<Queue>;
   private readonly nextPhase: (periodMs: number) => number;
   private readonly sliceClock: () => number;
+  /** Which of each realm's commit sequence numbers came: a lost notice drops queues. */
+  private readonly sequences: RealmSequences;
   private gcTimer: NodeJS.Timeout | null = null;
   private closing = false;
 
   constructor(private readonly env: QueueEnv) {
     this.nextPhase = env.heartbeatPhase ?? evenPhases(env.random.int(1_000_000) / 1_000_000);
     this.sliceClock = env.sliceClock ?? (() => performance.now());
+    this.sequences = new RealmSequences(env.config.eventGapWaitMs, (realmId, lastMissing) =>
+      this.dropMissing(realmId, lastMissing),
+    );
     this.heartbeats = new HeartbeatWheel(
       env.config,
       () => this.now(),
@@ -199,6 +206,7 @@ export class EventQueues {
     if (!q) return false;
     q.snapshotSeq = seq;
     this.noteSeen(q.realmId, seq);
+    this.sequences.start(q.realmId, seq);
     q.keepAfter(seq);
     this.noteTopicName(q.realmId, seq, realm.emptyTopicDisplayName);
     return true;
@@ -326,6 +334,7 @@ export class EventQueues {
     this.gcTimer = null;
     for (const q of this.queues.values()) this.answer(q);
     this.heartbeats.stop();
+    this.sequences.stop();
   }
 
   /** Write every queue with its pending events to a file (SIGTERM). */
@@ -348,7 +357,11 @@ export class EventQueues {
       });
     }
     const topicNames = [...this.topicNames].map(([realmId, t]) => ({ realm_id: realmId, ...t }));
-    const seen = [...this.seenSeq].map(([realmId, seq]) => ({ realm_id: realmId, seq }));
+    // A number still missing counts as not seen: the next process then drops those queues.
+    const seen = [...this.seenSeq].map(([realmId, seq]) => ({
+      realm_id: realmId,
+      seq: Math.min(seq, this.sequences.seenUpTo(realmId) ?? seq),
+    }));
     await writeSavedQueues(file, { queues, topic_names: topicNames, seen_seq: seen });
   }
 
@@ -368,8 +381,10 @@ export class EventQueues {
       // What the saving process had seen, not what this one has seen since it started.
       const seen = savedSeen.get(realmId);
       const now = this.env.db ? await currentEventSeq(this.env.db, realmId) : seen;
-      if (seen !== undefined && now === seen) current.add(realmId);
-      else {
+      if (seen !== undefined && now === seen) {
+        current.add(realmId);
+        this.sequences.start(realmId, seen);
+      } else {
         this.env.log.warn({ realmId, seen, now }, 'event queues not restored: they missed changes');
       }
     }
@@ -426,14 +441,33 @@ export class EventQueues {
     }
   }
 
-  private remove(q: Queue, reason: 'deleted' | 'dropped' | 'expired' | 'overflow'): void {
+  /**
+   * Notices of realmId up to lastMissing never came: the queues whose snapshot is older missed
+   * changes, and their clients must register again (a parked poll is told at once).
+   */
+  private dropMissing(realmId: number, lastMissing: number): void {
+    const behind = [...this.queues.values()].filter(
+      (q) =>
+        q.realmId === realmId && q.snapshotSeq !== undefined && (q.snapshotSeq ?? -1) < lastMissing,
+    );
+    this.env.log.warn(
+      { realmId, lastMissing, queues: behind.length },
+      'event queues dropped: a committed change of their organization never reached this process',
+    );
+    for (const q of behind) this.remove(q, 'missed');
+  }
+
+  private remove(
+    q: Queue,
+    reason: 'deleted' | 'dropped' | 'expired' | 'overflow' | 'missed',
+  ): void {
     if (this.queues.get(q.id) !== q) return;
     this.queues.delete(q.id);
     indexDelete(this.byUser, q.userId, q);
     indexDelete(this.realmWide, q.realmId, q);
     this.ready.delete(q);
     const waiter = q.waiter;
-    if (waiter && reason === 'overflow') {
+    if (waiter && (reason === 'overflow' || reason === 'missed')) {
       this.unpark(q, waiter);
       waiter.sink.fail(badEventQueueId(q.id));
     } else {
@@ -454,6 +488,7 @@ export class EventQueues {
   private observe(notice: Notice): void {
     if (notice.realmId !== undefined && notice.seq !== undefined) {
       this.noteSeen(notice.realmId, notice.seq);
+      this.sequences.note(notice.realmId, notice.seq);
     }
     const e = notice.event as { type: string; op?: string; property?: unknown; value?: unknown };
     if (

@@ -4,9 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setRegisterHook } from '../../src/actions/events.ts';
+import { LocalBus } from '../../src/events/bus.ts';
 import { buildTestApp, type TestApp, type TestAppOptions } from '../support/app.ts';
 import { drainEvents, getEvents, registerQueue, settleBus, withoutIds } from '../support/events.ts';
 import type { Client } from '../support/client.ts';
+import { sendToChannel } from '../support/messages.ts';
 
 async function withApp(fn: (t: TestApp) => Promise<void>, opts?: TestAppOptions): Promise<void> {
   const t = await buildTestApp(opts);
@@ -340,3 +342,51 @@ test('register consistency: a change committed after the snapshot is read arrive
       },
     ]);
   }));
+
+test('a change whose events never reach this process drops the queues that missed them', () =>
+  withApp(
+    async (t) => {
+      // A process on an event bus of its own, as a command-line action is: its commits
+      // advance the organization's sequence, and no queue here hears of them.
+      const elsewhere = await buildTestApp({ shareStoreWith: t, bus: new LocalBus() });
+      try {
+        const member = t.as(t.fx.member);
+        const { queue_id, last_event_id } = await registerQueue(member, {
+          event_types: ['realm_user', 'message'],
+        });
+        const created = await elsewhere.as(t.fx.owner).post('/users', {
+          email: 'newcomer@parley.test',
+          password: 'a long enough password 1',
+          full_name: 'New Comer',
+        });
+        assert.equal(created.status, 200, created.text);
+        // The next change that does reach the queue shows that one never came: its event is
+        // delivered, and the poll after it learns that the queue is gone.
+        await sendToChannel(t, t.fx.owner, 'general', 'gap', 'after the lost one');
+        const events = await drainEvents(t.ctx, member, queue_id, last_event_id);
+        assert.deepEqual(
+          events.map((e) => [e.type, (e.message as { content?: string } | undefined)?.content]),
+          [['message', 'after the lost one']],
+        );
+        const res = await member.get('/events', {
+          queue_id,
+          last_event_id: events[0].id,
+          dont_block: false,
+        });
+        assert.deepEqual(
+          { status: res.status, body: res.body },
+          { status: 400, body: badQueue(queue_id) },
+        );
+        // Registering again gives a snapshot with the change in it.
+        const again = await member.post('/register', { fetch_event_types: ['realm_user'] });
+        assert.equal(again.status, 200, again.text);
+        const names = (again.body.realm_users as Array<{ full_name: string }>).map(
+          (u) => u.full_name,
+        );
+        assert.ok(names.includes('New Comer'), names.join(', '));
+      } finally {
+        await elsewhere.close();
+      }
+    },
+    { config: { eventGapWaitMs: 50 } },
+  ));

@@ -219,3 +219,66 @@ test('restoreFrom refuses a file that is not a saved queue file', async () => {
   await writeFile(file, 'not json');
   await assert.rejects(new EventQueues(env()).restoreFrom(file), SyntaxError);
 });
+
+test('a commit whose notice never comes drops the queues whose snapshot is older', async () => {
+  const q = new EventQueues(env({ eventGapWaitMs: 20 }));
+  const alert = (seq: number) =>
+    notice({ type: 'alert_words', alert_words: [String(seq)] }, [ALICE, BOB], {
+      realmId: REALM,
+      seq,
+    });
+  const older = open(q, client());
+  const newer = q.create({ userId: BOB, realmId: REALM }, client(), {
+    awaitSnapshot: true,
+    emptyTopicDisplayName: '',
+  });
+  // Register read the newer one's snapshot after the second commit.
+  assert.equal(q.setSnapshot(newer, 2, { emptyTopicDisplayName: '' }), true);
+  q.deliver([alert(1)]);
+  q.deliver([alert(3)]);
+  assert.deepEqual(take(q, older), [
+    { type: 'alert_words', alert_words: ['1'], id: 0 },
+    { type: 'alert_words', alert_words: ['3'], id: 1 },
+  ]);
+  const parked = park(q, older, ALICE, 1);
+  // The notice of commit 2 is not coming: the older queue's client must register again.
+  await assert.rejects(parked, {
+    message: `Bad event queue ID: ${older}`,
+    code: 'BAD_EVENT_QUEUE_ID',
+  });
+  assert.throws(() => q.poll(older, ALICE, { dontBlock: true }, noSink), {
+    code: 'BAD_EVENT_QUEUE_ID',
+  });
+  assert.deepEqual(take(q, newer, BOB), [{ type: 'alert_words', alert_words: ['3'], id: 0 }]);
+});
+
+test('a notice that comes after a later one, within the wait, drops nothing', async () => {
+  const q = new EventQueues(env({ eventGapWaitMs: 20 }));
+  const alert = (seq: number) =>
+    notice({ type: 'alert_words', alert_words: [String(seq)] }, [ALICE], { realmId: REALM, seq });
+  const id = open(q, client());
+  // Two processes published commits 1 and 2 in the other order.
+  q.deliver([alert(2)]);
+  q.deliver([alert(1)]);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(take(q, id), [
+    { type: 'alert_words', alert_words: ['2'], id: 0 },
+    { type: 'alert_words', alert_words: ['1'], id: 1 },
+  ]);
+});
+
+test('a number still missing at saveTo is saved as not seen, so the next process drops those queues', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'parley-queues-'));
+  const file = join(dir, 'queues.json');
+  const before = new EventQueues(env());
+  open(before, client());
+  const alert = (seq: number) =>
+    notice({ type: 'alert_words', alert_words: [String(seq)] }, [ALICE], { realmId: REALM, seq });
+  before.deliver([alert(1), alert(3)]);
+  await before.saveTo(file);
+  await before.shutdown();
+  const saved = JSON.parse(await readFile(file, 'utf8')) as { seen_seq: unknown };
+  assert.deepEqual(saved.seen_seq, [{ realm_id: REALM, seq: 1 }]);
+  // The next process compares it with the database's, 3, and restores none of the realm's
+  // queues (persistence.test.ts).
+});

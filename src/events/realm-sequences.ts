@@ -1,0 +1,78 @@
+// Every evented commit advances its organization's sequence by one and stamps its notices
+// with it (actions/transaction.ts), so a process that holds queues should see each number.
+// One that never comes was lost: published by no one (a process that stopped between its
+// commit and its publication, a command-line action on its own bus) or dropped by the bus
+// (Redis delivers a channel's messages to the subscribers connected at that moment only).
+// The queues that should have had it are then behind their clients' state for good; the
+// tracker says so, and they are dropped, so that their clients register again.
+//
+// Processes publish in the order their commits end, not always in the order of their
+// numbers, so a missing number is waited for before it counts as lost.
+
+interface Seen {
+  /** Every number up to this one has come (or came before tracking began). */
+  upTo: number;
+  /** Numbers that came after a gap. */
+  above: Set<number>;
+  timer: NodeJS.Timeout | null;
+}
+
+export class RealmSequences {
+  private readonly realms = new Map<number, Seen>();
+
+  constructor(
+    private readonly waitMs: number,
+    /** Numbers up to `lastMissing` of realmId did not all come. */
+    private readonly onMissing: (realmId: number, lastMissing: number) => void,
+  ) {}
+
+  /**
+   * Start tracking realmId at seq, everything before it accounted for (a queue's snapshot,
+   * restored queues), unless it is tracked already.
+   */
+  start(realmId: number, seq: number): void {
+    if (!this.realms.has(realmId))
+      this.realms.set(realmId, { upTo: seq, above: new Set(), timer: null });
+  }
+
+  /** A notice of realmId came with seq. */
+  note(realmId: number, seq: number): void {
+    const seen = this.realms.get(realmId);
+    if (!seen) return this.start(realmId, seq);
+    if (seq <= seen.upTo) return;
+    if (seq !== seen.upTo + 1) {
+      seen.above.add(seq);
+      seen.timer ??= setTimeout(() => this.check(realmId), this.waitMs).unref();
+      return;
+    }
+    seen.upTo = seq;
+    while (seen.above.delete(seen.upTo + 1)) seen.upTo++;
+  }
+
+  /** The number up to which every one of realmId's has come, if it is tracked. */
+  seenUpTo(realmId: number): number | undefined {
+    return this.realms.get(realmId)?.upTo;
+  }
+
+  /** Stop every wait (the queues are closing). */
+  stop(): void {
+    for (const seen of this.realms.values()) {
+      if (seen.timer) clearTimeout(seen.timer);
+      seen.timer = null;
+    }
+  }
+
+  private check(realmId: number): void {
+    const seen = this.realms.get(realmId);
+    if (!seen) return;
+    seen.timer = null;
+    if (seen.above.size === 0) return;
+    let highest = seen.upTo;
+    for (const seq of seen.above) if (seq > highest) highest = seq;
+    let lastMissing = highest - 1;
+    while (seen.above.has(lastMissing)) lastMissing--;
+    seen.upTo = highest;
+    seen.above.clear();
+    this.onMissing(realmId, lastMissing);
+  }
+}
