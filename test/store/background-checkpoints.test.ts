@@ -111,16 +111,19 @@ test('a small write waits in the WAL until a batch of frames has gathered', () =
     assert.equal(readValue(store, 'SELECT count(*) FROM filler'), 1_850);
   }));
 
+/** 50 frames, fewer than a batch of 1,000: the looks leave them, until they have waited 800 ms. */
+async function expectCopiedAfterMaxWait(store: Store, file: string): Promise<void> {
+  store.checkpointInBackground!({ intervalMs: 20, maxWaitMs: 800 });
+  const before = fileSize(file);
+  writePages(store, 50);
+  // Looks have found the frames and left them; a worker that read no header copies them.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(fileSize(file), before);
+  await waitFor('the checkpoint', () => fileSize(file) >= before + 50 * PAGE, 10_000);
+}
+
 test('frames fewer than a batch are copied once they have waited maxWaitMs', () =>
-  onFileStore(async (store, file) => {
-    store.checkpointInBackground!({ intervalMs: 20, maxWaitMs: 800 });
-    const before = fileSize(file);
-    writePages(store, 50);
-    // Looks have found the 50 frames, fewer than a batch of 1,000, and left them.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.equal(fileSize(file), before);
-    await waitFor('the checkpoint', () => fileSize(file) >= before + 50 * PAGE, 10_000);
-  }));
+  onFileStore(expectCopiedAfterMaxWait));
 
 test('frames a reader kept from a checkpoint are copied once it lets go, with no write after', () =>
   onFileStore(async (store, file) => {
@@ -222,13 +225,7 @@ test('a store opened through a symbolic link reads the header beside the file', 
   symlinkSync(file, link);
   const store = openSqlite({ source: link });
   try {
-    store.checkpointInBackground!({ intervalMs: 20, maxWaitMs: 800 });
-    const before = fileSize(file);
-    writePages(store, 50);
-    // Fewer frames than a batch: a worker that read no header would have copied them.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.equal(fileSize(file), before);
-    await waitFor('the checkpoint', () => fileSize(file) >= before + 50 * PAGE, 10_000);
+    await expectCopiedAfterMaxWait(store, file);
   } finally {
     await store.close();
   }
