@@ -42,9 +42,10 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     redisUrl: TEST_REDIS_URL,
     // Each test app has its own channel unless a test shares one between instances on purpose.
     redisChannel: `parley:test:${process.pid}:${Math.random().toString(36).slice(2)}`,
-    // A process alone on its bus sees every commit's notice in order, so a short wait makes
-    // every test a check that none goes missing: a false gap would drop its queues.
-    eventGapWaitMs: 25,
+    // A process alone on its bus sees every commit's notice, so a short wait makes every test
+    // a check that none goes missing: a false gap would drop its queues. (A message batch on
+    // PostgreSQL may publish after a later commit of another change; 250 ms leaves it room.)
+    eventGapWaitMs: 250,
     ...overrides,
   };
 }
