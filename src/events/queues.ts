@@ -135,8 +135,6 @@ export class EventQueues {
   private readonly clients = new Map<string, ClientDescriptor>();
   /** Each realm's empty-topic display name, with the sequence it is current at. */
   private readonly topicNames = new Map<number, { name: string; seq: number }>();
-  /** Per realm, the newest commit sequence this process has seen (delivered or snapshotted). */
-  private readonly seenSeq = new Map<number, number>();
   private readonly ready = new Set<Queue>();
   private flushScheduled = false;
   /** The ready set is the rest of a fan-out already being answered in slices. */
@@ -205,7 +203,6 @@ export class EventQueues {
     const q = this.queues.get(queueId);
     if (!q) return false;
     q.snapshotSeq = seq;
-    this.noteSeen(q.realmId, seq);
     this.sequences.start(q.realmId, seq);
     q.keepAfter(seq);
     this.noteTopicName(q.realmId, seq, realm.emptyTopicDisplayName);
@@ -357,11 +354,8 @@ export class EventQueues {
       });
     }
     const topicNames = [...this.topicNames].map(([realmId, t]) => ({ realm_id: realmId, ...t }));
-    // A number still missing counts as not seen: the next process then drops those queues.
-    const seen = [...this.seenSeq].map(([realmId, seq]) => ({
-      realm_id: realmId,
-      seq: Math.min(seq, this.sequences.seenUpTo(realmId) ?? seq),
-    }));
+    // Up to the first number still missing: the next process drops the queues that miss it.
+    const seen = this.sequences.seen().map(([realmId, seq]) => ({ realm_id: realmId, seq }));
     await writeSavedQueues(file, { queues, topic_names: topicNames, seen_seq: seen });
   }
 
@@ -375,7 +369,6 @@ export class EventQueues {
     const saved = await readSavedQueues<QueuedEvent>(file);
     for (const t of saved.topic_names ?? []) this.noteTopicName(t.realm_id, t.seq, t.name);
     const savedSeen = new Map((saved.seen_seq ?? []).map((t) => [t.realm_id, t.seq]));
-    for (const [realmId, seq] of savedSeen) this.noteSeen(realmId, seq);
     const current = new Set<number>();
     for (const realmId of new Set(saved.queues.map((s) => s.realm_id))) {
       // What the saving process had seen, not what this one has seen since it started.
@@ -487,7 +480,6 @@ export class EventQueues {
   /** Per-realm state shaping needs, kept current from the notices themselves. */
   private observe(notice: Notice): void {
     if (notice.realmId !== undefined && notice.seq !== undefined) {
-      this.noteSeen(notice.realmId, notice.seq);
       this.sequences.note(notice.realmId, notice.seq);
     }
     const e = notice.event as { type: string; op?: string; property?: unknown; value?: unknown };
@@ -499,10 +491,6 @@ export class EventQueues {
     ) {
       this.noteTopicName(notice.realmId, notice.seq ?? Number.MAX_SAFE_INTEGER, e.value);
     }
-  }
-
-  private noteSeen(realmId: number, seq: number): void {
-    if (seq > (this.seenSeq.get(realmId) ?? -1)) this.seenSeq.set(realmId, seq);
   }
 
   private noteTopicName(realmId: number, seq: number, setting: unknown): void {

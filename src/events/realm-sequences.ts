@@ -49,9 +49,9 @@ export class RealmSequences {
     while (seen.above.delete(seen.upTo + 1)) seen.upTo++;
   }
 
-  /** The number up to which every one of realmId's has come, if it is tracked. */
-  seenUpTo(realmId: number): number | undefined {
-    return this.realms.get(realmId)?.upTo;
+  /** Each tracked realm with the number up to which every one has come. */
+  seen(): Array<[realmId: number, upTo: number]> {
+    return [...this.realms].map(([realmId, seen]) => [realmId, seen.upTo]);
   }
 
   /** Stop every wait (the queues are closing). */
