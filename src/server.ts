@@ -51,7 +51,7 @@ export async function createContext(
   if (!overrides.migrated) await migrateToLatest(store.db as never, store.dialect, store.schema);
   let bus = overrides.bus;
   if (!bus && config.redisUrl) {
-    const redis = new RedisBus(config.redisUrl, config.redisChannel);
+    const redis = new RedisBus(config.redisUrl, config.redisChannel, log);
     await redis.whenReady();
     bus = redis;
   }
@@ -83,6 +83,11 @@ export async function createContext(
     log,
   };
   bus.subscribe((notices) => ctx.queues.deliver(notices));
+  bus.onResumed(() => {
+    ctx.queues
+      .expectCommitted()
+      .catch((err: unknown) => log.error({ err }, 'could not check for notices lost in a break'));
+  });
   return ctx;
 }
 

@@ -28,6 +28,7 @@ import {
 import * as realmsStore from '../store/realms.ts';
 import * as usersStore from '../store/users.ts';
 import { SERVER_GENERATION } from '../version.ts';
+import type { Db } from '../store/db.ts';
 import { withReadSnapshot } from './transaction.ts';
 
 export { ParkedPoll } from '../events/queues.ts';
@@ -98,6 +99,30 @@ export function checkClientDescriptor(
   };
 }
 
+/** Reading a snapshot is tried again at most this often when a notice it needs was lost. */
+const SNAPSHOT_READS = 3;
+
+/**
+ * Read the snapshot for a new queue and tell the queue which commit it reflects. A notice
+ * lost while it was read (events/realm-sequences.ts) leaves the queue behind such a snapshot,
+ * so it is read again: the lost change is committed, so the next read reflects it.
+ */
+async function readSnapshotInto<T extends { emptyTopicDisplayName: unknown }>(
+  ctx: AppContext,
+  queueId: string,
+  actor: Actor,
+  read: (db: Db) => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const { seq, value } = await withReadSnapshot(ctx, actor.realm.id, read);
+    await registerHook?.('snapshot-read', queueId);
+    const fit = ctx.queues.setSnapshot(queueId, seq, value);
+    if (fit === 'set') return value;
+    // Gone meanwhile: overflowed, or its user was deactivated.
+    if (fit === 'gone' || attempt === SNAPSHOT_READS) throw badEventQueueId(queueId);
+  }
+}
+
 /** POST /register. */
 export async function registerQueue(
   ctx: AppContext,
@@ -111,7 +136,7 @@ export async function registerQueue(
   });
   try {
     await registerHook?.('queue-created', queueId);
-    const { seq, value } = await withReadSnapshot(ctx, actor.realm.id, async (db) => {
+    const value = await readSnapshotInto(ctx, queueId, actor, async (db) => {
       // The user and realm as of the snapshot, not as authentication read them.
       const realm = await realmsStore.getRealmById(db, actor.realm.id);
       const user = await usersStore.getUserById(db, actor.realm.id, actor.user.id);
@@ -132,9 +157,6 @@ export async function registerQueue(
         emptyTopicDisplayName: readRealmSettings(realm.settings).empty_topic_display_name,
       };
     });
-    await registerHook?.('snapshot-read', queueId);
-    // Gone meanwhile: overflowed, or its user was deactivated.
-    if (!ctx.queues.setSnapshot(queueId, seq, value)) throw badEventQueueId(queueId);
     const asked =
       params.idle_queue_timeout !== undefined || params.queue_lifespan_secs !== undefined;
     return {

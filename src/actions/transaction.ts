@@ -96,9 +96,11 @@ function workIn(trx: Tx, notices: Notice[]): Work {
 /** The change is committed: a bus failure must not turn it into an error for the client. */
 async function publishCommitted(ctx: AppContext, notices: Notice[]): Promise<void> {
   if (notices.length === 0) return;
-  await ctx.bus
-    .publish(notices)
-    .catch((err: unknown) => ctx.log.error({ err }, 'event bus publish failed'));
+  await ctx.bus.publish(notices).catch((err: unknown) => {
+    ctx.log.error({ err }, 'event bus publish failed');
+    // Not even this process's queues may get them: those that would miss them are dropped.
+    ctx.queues.expectNotices(notices);
+  });
 }
 
 /** What a caller of withSharedTransaction may add around its commit. */

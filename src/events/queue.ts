@@ -3,7 +3,6 @@
 // them through the indexes below, and answers their polls.
 import type { ClientDescriptor } from '../lib/event-client.ts';
 import { badRequest } from '../lib/errors.ts';
-import type { ParkedPoll } from './queues.ts';
 import type { ParleyEvent } from './types.ts';
 
 /** An event as a reply carries it: the event, shared by many queues, and this queue's id. */
@@ -15,6 +14,39 @@ export interface NumberedEvent {
 export interface QueuedEvent extends NumberedEvent {
   /** The notice's commit sequence, kept only until the queue learns its snapshot's. */
   seq?: number;
+}
+
+export interface EventsReply {
+  /** Written out with the id among the event's fields (events/event-json.ts). */
+  events: readonly NumberedEvent[];
+  /** Present on replies to a parked poll and on the first reply of a queue GET /events created. */
+  queue_id?: string;
+}
+
+/** Where a parked poll's outcome goes: the reply it gets, or the error that ends it. */
+export interface PollSink {
+  answer(reply: EventsReply): void;
+  fail(err: Error): void;
+}
+
+/**
+ * A poll waiting for an event, a heartbeat or a newer poll. Its answer goes to its sink: no
+ * promise and no closures per parked poll, since thousands of them live for up to a minute
+ * and every object they hold is copied by each young-generation collection until promoted.
+ */
+export class ParkedPoll {
+  constructor(
+    private readonly queues: { cancel(parked: ParkedPoll): void },
+    readonly queueId: string,
+    readonly sink: PollSink,
+    /** The heartbeat wheel's slot this poll is answered at if nothing else comes. */
+    readonly heartbeatTick: number,
+  ) {}
+
+  /** Answer now with no events, if still parked (its client went away). */
+  cancel(): void {
+    this.queues.cancel(this);
+  }
 }
 
 export class Queue {

@@ -18,7 +18,15 @@ import {
 } from '../lib/event-client.ts';
 import { markShared } from './event-json.ts';
 import { evenPhases, HeartbeatWheel } from './heartbeats.ts';
-import { indexAdd, indexDelete, Queue, type NumberedEvent, type QueuedEvent } from './queue.ts';
+import {
+  indexAdd,
+  indexDelete,
+  ParkedPoll,
+  Queue,
+  type EventsReply,
+  type PollSink,
+  type QueuedEvent,
+} from './queue.ts';
 import {
   readSavedQueues,
   restartEvent,
@@ -29,7 +37,8 @@ import { RealmSequences } from './realm-sequences.ts';
 import { acceptsType, shapeForClient } from './shaping.ts';
 import type { Notice, ParleyEvent } from './types.ts';
 
-export type { NumberedEvent } from './queue.ts';
+export type { EventsReply, NumberedEvent, PollSink } from './queue.ts';
+export { ParkedPoll } from './queue.ts';
 
 export type QueueConfig = Pick<
   Config,
@@ -55,13 +64,6 @@ export interface QueueEnv {
   sliceClock?: () => number;
 }
 
-export interface EventsReply {
-  /** Written out with the id among the event's fields (events/event-json.ts). */
-  events: readonly NumberedEvent[];
-  /** Present on replies to a parked poll and on the first reply of a queue GET /events created. */
-  queue_id?: string;
-}
-
 /** A notice on its way to its recipients' queues; `next` is the first recipient not reached. */
 interface Delivery {
   notice: Notice;
@@ -71,32 +73,6 @@ interface Delivery {
   wide?: { listeners: Queue[]; recipients: Set<number>; next: number };
   /** The event with each per-user part merged in: recipients given one part share one. */
   merged?: Map<object, ParleyEvent>;
-}
-
-/** Where a parked poll's outcome goes: the reply it gets, or the error that ends it. */
-export interface PollSink {
-  answer(reply: EventsReply): void;
-  fail(err: Error): void;
-}
-
-/**
- * A poll waiting for an event, a heartbeat or a newer poll. Its answer goes to its sink: no
- * promise and no closures per parked poll, since thousands of them live for up to a minute
- * and every object they hold is copied by each young-generation collection until promoted.
- */
-export class ParkedPoll {
-  constructor(
-    private readonly queues: EventQueues,
-    readonly queueId: string,
-    readonly sink: PollSink,
-    /** The heartbeat wheel's slot this poll is answered at if nothing else comes. */
-    readonly heartbeatTick: number,
-  ) {}
-
-  /** Answer now with no events, if still parked (its client went away). */
-  cancel(): void {
-    this.queues.cancel(this);
-  }
 }
 
 /**
@@ -197,16 +173,43 @@ export class EventQueues {
 
   /**
    * The client's snapshot reflects every notice of the realm up to seq: drop those already
-   * queued and any that arrive later. Returns false when the queue is gone meanwhile.
+   * queued and any that arrive later. 'gone' when the queue is gone meanwhile; 'missed' when
+   * a notice after seq was declared lost while the snapshot was read (the queue still waits
+   * for a newer snapshot).
    */
-  setSnapshot(queueId: string, seq: number, realm: { emptyTopicDisplayName: unknown }): boolean {
+  setSnapshot(
+    queueId: string,
+    seq: number,
+    realm: { emptyTopicDisplayName: unknown },
+  ): 'set' | 'gone' | 'missed' {
     const q = this.queues.get(queueId);
-    if (!q) return false;
+    if (!q) return 'gone';
+    if (this.sequences.missed(q.realmId, seq)) return 'missed';
     q.snapshotSeq = seq;
     this.sequences.start(q.realmId, seq);
     q.keepAfter(seq);
     this.noteTopicName(q.realmId, seq, realm.emptyTopicDisplayName);
-    return true;
+    return 'set';
+  }
+
+  /**
+   * Notices may have been lost in a way no later notice would show soon (the bus was
+   * disconnected, or this process failed to publish): every change the database holds now
+   * must reach this process within the wait, or the queues it would miss are dropped.
+   */
+  async expectCommitted(): Promise<void> {
+    const db = this.env.db;
+    if (!db) return;
+    for (const [realmId] of this.sequences.seen()) {
+      this.sequences.expect(realmId, await currentEventSeq(db, realmId));
+    }
+  }
+
+  /** These notices were committed but their publication failed: they may never come. */
+  expectNotices(notices: readonly Notice[]): void {
+    for (const n of notices) {
+      if (n.realmId !== undefined && n.seq !== undefined) this.sequences.expect(n.realmId, n.seq);
+    }
   }
 
   /**

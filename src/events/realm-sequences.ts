@@ -7,13 +7,21 @@
 // tracker says so, and they are dropped, so that their clients register again.
 //
 // Processes publish in the order their commits end, not always in the order of their
-// numbers, so a missing number is waited for before it counts as lost.
+// numbers, so a missing number is waited for before it counts as lost. A gap shows when a
+// later number comes, or when the database says numbers were committed that have not come
+// (expect: after the bus reconnects, or after this process failed to publish).
 
 interface Seen {
+  /** Tracking began here: what came before it is not known. */
+  from: number;
   /** Every number up to this one has come (or came before tracking began). */
   upTo: number;
   /** Numbers that came after a gap. */
   above: Set<number>;
+  /** Every number up to this one was committed and should come within the wait. */
+  expected: number;
+  /** The highest number declared lost: a snapshot older than it missed a change. */
+  lostUpTo: number;
   timer: NodeJS.Timeout | null;
 }
 
@@ -32,7 +40,14 @@ export class RealmSequences {
    */
   start(realmId: number, seq: number): void {
     if (!this.realms.has(realmId))
-      this.realms.set(realmId, { upTo: seq, above: new Set(), timer: null });
+      this.realms.set(realmId, {
+        from: seq,
+        upTo: seq,
+        above: new Set(),
+        expected: seq,
+        lostUpTo: -1,
+        timer: null,
+      });
   }
 
   /** A notice of realmId came with seq. */
@@ -42,11 +57,28 @@ export class RealmSequences {
     if (seq <= seen.upTo) return;
     if (seq !== seen.upTo + 1) {
       seen.above.add(seq);
-      seen.timer ??= setTimeout(() => this.check(realmId), this.waitMs).unref();
+      this.wait(realmId, seen);
       return;
     }
     seen.upTo = seq;
     while (seen.above.delete(seen.upTo + 1)) seen.upTo++;
+  }
+
+  /** Every number of realmId up to seq was committed: those not come within the wait are lost. */
+  expect(realmId: number, seq: number): void {
+    const seen = this.realms.get(realmId);
+    if (!seen || seq <= seen.upTo) return;
+    seen.expected = Math.max(seen.expected, seq);
+    this.wait(realmId, seen);
+  }
+
+  /**
+   * Whether a queue of realmId whose snapshot is at seq may lack a notice after it: one was
+   * declared lost, or tracking began later (nothing says the numbers before it came).
+   */
+  missed(realmId: number, seq: number): boolean {
+    const seen = this.realms.get(realmId);
+    return seen !== undefined && (seq < seen.from || seq < seen.lostUpTo);
   }
 
   /** Each tracked realm with the number up to which every one has come. */
@@ -62,17 +94,23 @@ export class RealmSequences {
     }
   }
 
+  private wait(realmId: number, seen: Seen): void {
+    seen.timer ??= setTimeout(() => this.check(realmId), this.waitMs).unref();
+  }
+
   private check(realmId: number): void {
     const seen = this.realms.get(realmId);
     if (!seen) return;
     seen.timer = null;
-    if (seen.above.size === 0) return;
-    let highest = seen.upTo;
+    let highest = seen.expected;
     for (const seq of seen.above) if (seq > highest) highest = seq;
-    let lastMissing = highest - 1;
+    if (highest <= seen.upTo) return;
+    // upTo + 1 never came (it would have advanced upTo), so this stops above upTo.
+    let lastMissing = highest;
     while (seen.above.has(lastMissing)) lastMissing--;
     seen.upTo = highest;
     seen.above.clear();
+    seen.lostUpTo = Math.max(seen.lostUpTo, lastMissing);
     this.onMissing(realmId, lastMissing);
   }
 }

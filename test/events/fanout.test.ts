@@ -49,7 +49,7 @@ test('a snapshot taken between chunks filters the notices it reflects', async ()
   q.deliver([at(1, 'one'), at(2, 'two')]);
   // Register read its snapshot at sequence 1 before either notice reached this queue.
   assert.deepEqual(q.inspect(lateId)?.pending, []);
-  assert.equal(q.setSnapshot(lateId, 1, { emptyTopicDisplayName: '' }), true);
+  assert.equal(q.setSnapshot(lateId, 1, { emptyTopicDisplayName: '' }), 'set');
   for (let i = 0; i < 10; i++) await nextTurn();
   assert.deepEqual(take(q, lateId, late), [{ ...words('two'), id: 0 }]);
   assert.deepEqual(pending(q, ids), Array(5000).fill(2));

@@ -321,6 +321,8 @@ test('register consistency: a change committed while the queue exists but before
 test('register consistency: a change committed after the snapshot is read arrives as an event', () =>
   withApp(async (t) => {
     const member = t.as(t.fx.member);
+    // This process already follows the organization's commits (see the next test).
+    await registerQueue(t.as(t.fx.owner), {});
     setRegisterHook(async (point) => {
       if (point !== 'snapshot-read') return;
       const res = await member.patch('/settings', { full_name: 'Just After' });
@@ -341,6 +343,29 @@ test('register consistency: a change committed after the snapshot is read arrive
         person: { user_id: t.fx.member.id, full_name: 'Just After' },
       },
     ]);
+  }));
+
+test('the first register of an organization in a process reads again when a commit lands during its read', () =>
+  withApp(async (t) => {
+    const member = t.as(t.fx.member);
+    let reads = 0;
+    setRegisterHook(async (point) => {
+      if (point !== 'snapshot-read' || ++reads > 1) return;
+      const res = await member.patch('/settings', { full_name: 'Just After' });
+      assert.equal(res.status, 200);
+      await settleBus(t.ctx);
+    });
+    let reg;
+    try {
+      reg = await registerQueue(member, {});
+    } finally {
+      setRegisterHook(null);
+    }
+    // The process began to follow the organization at that commit: nothing says the notices
+    // before it came, so the snapshot is read again, and holds the change.
+    assert.equal(reads, 2);
+    assert.equal(reg.full_name, 'Just After');
+    assert.deepEqual(await drainEvents(t.ctx, member, reg.queue_id, -1), []);
   }));
 
 test('a change whose events never reach this process drops the queues that missed them', () =>
@@ -385,6 +410,60 @@ test('a change whose events never reach this process drops the queues that misse
         );
         assert.ok(names.includes('New Comer'), names.join(', '));
       } finally {
+        await elsewhere.close();
+      }
+    },
+    { config: { eventGapWaitMs: 50 } },
+  ));
+
+test('a register whose snapshot misses a change declared lost meanwhile reads it again', () =>
+  withApp(
+    async (t) => {
+      const elsewhere = await buildTestApp({ shareStoreWith: t, bus: new LocalBus() });
+      const member = t.as(t.fx.member);
+      // This process already follows the organization's commits.
+      const earlier = await registerQueue(t.as(t.fx.owner), {});
+      const reads: string[] = [];
+      setRegisterHook(async (point) => {
+        if (point !== 'snapshot-read') return;
+        reads.push(point);
+        if (reads.length > 1) return;
+        // After the snapshot is read: a change whose notice is lost, then one that shows it.
+        const created = await elsewhere.as(t.fx.owner).post('/users', {
+          email: 'newcomer@parley.test',
+          password: 'a long enough password 1',
+          full_name: 'New Comer',
+        });
+        assert.equal(created.status, 200, created.text);
+        await sendToChannel(t, t.fx.owner, 'general', 'gap', 'after the lost one');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      });
+      try {
+        const reg = await registerQueue(member, {
+          fetch_event_types: ['realm_user'],
+          event_types: ['realm_user', 'message'],
+        });
+        assert.equal(reads.length, 2);
+        const gone = await t.as(t.fx.owner).get('/events', {
+          queue_id: earlier.queue_id,
+          dont_block: true,
+        });
+        assert.deepEqual(
+          { status: gone.status, body: gone.body },
+          { status: 400, body: badQueue(earlier.queue_id) },
+        );
+        const names = (reg.realm_users as Array<{ full_name: string }>).map((u) => u.full_name);
+        assert.ok(names.includes('New Comer'), names.join(', '));
+        // The queue holds what follows the second snapshot, which already has both changes.
+        assert.deepEqual(await drainEvents(t.ctx, member, reg.queue_id, -1), []);
+        await sendToChannel(t, t.fx.owner, 'general', 'gap', 'later');
+        const events = await drainEvents(t.ctx, member, reg.queue_id, -1);
+        assert.deepEqual(
+          events.map((e) => [e.type, (e.message as { content?: string } | undefined)?.content]),
+          [['message', 'later']],
+        );
+      } finally {
+        setRegisterHook(null);
         await elsewhere.close();
       }
     },

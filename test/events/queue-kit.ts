@@ -72,7 +72,7 @@ export function open(
     awaitSnapshot: true,
     emptyTopicDisplayName,
   });
-  assert.equal(queues.setSnapshot(id, 0, { emptyTopicDisplayName }), true);
+  assert.equal(queues.setSnapshot(id, 0, { emptyTopicDisplayName }), 'set');
   return id;
 }
 

@@ -49,7 +49,7 @@ test('register consistency: notices the snapshot already reflects are dropped, e
     notice({ type: 'alert_words', alert_words: [String(n)] }, [ALICE], { realmId, seq });
   // Arrived while register read its snapshot (at sequence 5).
   q.deliver([at(4, 1), at(6, 2), { event: { type: 'heartbeat' }, users: [ALICE] }, at(5, 3)]);
-  assert.equal(q.setSnapshot(id, 5, { emptyTopicDisplayName: '' }), true);
+  assert.equal(q.setSnapshot(id, 5, { emptyTopicDisplayName: '' }), 'set');
   // Arrived after it: a late one from before the snapshot, a new one, another realm's.
   q.deliver([at(3, 4), at(7, 5), at(1, 6, 99)]);
   assert.deepEqual(take(q, id), [
@@ -233,7 +233,7 @@ test('a commit whose notice never comes drops the queues whose snapshot is older
     emptyTopicDisplayName: '',
   });
   // Register read the newer one's snapshot after the second commit.
-  assert.equal(q.setSnapshot(newer, 2, { emptyTopicDisplayName: '' }), true);
+  assert.equal(q.setSnapshot(newer, 2, { emptyTopicDisplayName: '' }), 'set');
   q.deliver([alert(1)]);
   q.deliver([alert(3)]);
   assert.deepEqual(take(q, older), [
@@ -281,4 +281,60 @@ test('a number still missing at saveTo is saved as not seen, so the next process
   assert.deepEqual(saved.seen_seq, [{ realm_id: REALM, seq: 1 }]);
   // The next process compares it with the database's, 3, and restores none of the realm's
   // queues (persistence.test.ts).
+});
+
+test('a commit whose publication failed drops the older queues unless its notice comes in the wait', async () => {
+  const q = new EventQueues(env({ eventGapWaitMs: 20 }));
+  const alert = (seq: number) =>
+    notice({ type: 'alert_words', alert_words: [String(seq)] }, [ALICE], { realmId: REALM, seq });
+  const late = open(q, client());
+  const lost = open(q, client());
+  q.deliver([alert(1)]);
+  // Commit 2's publication failed, and no later commit follows to show the gap. This time
+  // it still comes (a publish that reached Redis although its reply did not).
+  q.expectNotices([alert(2)]);
+  q.deliver([alert(2)]);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.deepEqual(take(q, late), [
+    { type: 'alert_words', alert_words: ['1'], id: 0 },
+    { type: 'alert_words', alert_words: ['2'], id: 1 },
+  ]);
+  // Commit 3's never comes.
+  q.expectNotices([alert(3)]);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  for (const id of [late, lost]) {
+    assert.throws(() => q.poll(id, ALICE, { dontBlock: true }, noSink), {
+      code: 'BAD_EVENT_QUEUE_ID',
+    });
+  }
+  // A number already seen expects nothing.
+  const after = q.create({ userId: ALICE, realmId: REALM }, client(), {
+    awaitSnapshot: true,
+    emptyTopicDisplayName: '',
+  });
+  assert.equal(q.setSnapshot(after, 3, { emptyTopicDisplayName: '' }), 'set');
+  q.expectNotices([alert(3)]);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.deepEqual(take(q, after), []);
+});
+
+test('a snapshot read while an older notice was declared lost is refused, and a newer one set', async () => {
+  const q = new EventQueues(env({ eventGapWaitMs: 20 }));
+  const alert = (seq: number) =>
+    notice({ type: 'alert_words', alert_words: [String(seq)] }, [ALICE], { realmId: REALM, seq });
+  open(q, client());
+  // A register reads its snapshot at commit 1 while commit 2's notice is lost.
+  const registering = q.create({ userId: ALICE, realmId: REALM }, client(), {
+    awaitSnapshot: true,
+    emptyTopicDisplayName: '',
+  });
+  q.deliver([alert(1), alert(3)]);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.equal(q.setSnapshot(registering, 1, { emptyTopicDisplayName: '' }), 'missed');
+  // Read again, the snapshot reflects commit 3; the notice kept meanwhile is dropped with it.
+  assert.equal(q.setSnapshot(registering, 3, { emptyTopicDisplayName: '' }), 'set');
+  q.deliver([alert(4)]);
+  assert.deepEqual(take(q, registering), [{ type: 'alert_words', alert_words: ['4'], id: 2 }]);
+  q.discard(registering);
+  assert.equal(q.setSnapshot(registering, 4, { emptyTopicDisplayName: '' }), 'gone');
 });

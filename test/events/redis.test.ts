@@ -2,6 +2,8 @@
 // the queues the other holds. Runs when PARLEY_TEST_REDIS_URL is set (CI sets it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { LocalBus } from '../../src/events/bus.ts';
 import { buildTestApp, TEST_REDIS_URL } from '../support/app.ts';
 import { getEvents, registerQueue, withoutIds } from '../support/events.ts';
 
@@ -44,3 +46,66 @@ test('the Redis bus delivers events between two app instances', { skip }, async 
     await a.close();
   }
 });
+
+test(
+  'after the Redis subscription breaks, changes committed meanwhile drop the queues that missed them',
+  { skip },
+  async () => {
+    const a = await buildTestApp();
+    // Commits whose notices a never hears of, as if published while its subscription was down.
+    const elsewhere = await buildTestApp({ shareStoreWith: a, bus: new LocalBus() });
+    const admin = new Redis(TEST_REDIS_URL!);
+    try {
+      const member = a.as(a.fx.member);
+      const { queue_id, last_event_id } = await registerQueue(member, {
+        event_types: ['realm_user'],
+      });
+      const created = await elsewhere.as(a.fx.owner).post('/users', {
+        email: 'newcomer@parley.test',
+        password: 'a long enough password 1',
+        full_name: 'New Comer',
+      });
+      assert.equal(created.status, 200, created.text);
+      const parked = member.get('/events', { queue_id, last_event_id, dont_block: false });
+      // Break this app's subscription alone: other test files share the Redis server.
+      const clients = (await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')) as string;
+      const name = `parley-sub:${a.ctx.config.redisChannel}`;
+      const ids = clients
+        .split('\n')
+        .filter((line) => line.includes(` name=${name} `))
+        .map((line) => /^id=(\d+) /.exec(line)![1]);
+      assert.equal(ids.length, 1, clients);
+      assert.equal(await admin.call('CLIENT', 'KILL', 'ID', ids[0]), 1);
+      // Subscribed again, a compares what it saw with the database's sequence; the change's
+      // notice does not come within the wait, so the queue is dropped and the poll told.
+      const res = await parked;
+      assert.deepEqual(
+        { status: res.status, body: res.body },
+        {
+          status: 400,
+          body: {
+            result: 'error',
+            msg: `Bad event queue ID: ${queue_id}`,
+            code: 'BAD_EVENT_QUEUE_ID',
+            queue_id,
+          },
+        },
+      );
+      // The bus works again: a new queue hears of the next change.
+      const again = await registerQueue(member, { event_types: ['realm_user'] });
+      const rename = await a.as(a.fx.member2).patch('/settings', { full_name: 'After The Break' });
+      assert.equal(rename.status, 200);
+      assert.deepEqual(withoutIds(await getEvents(member, again.queue_id, -1)), [
+        {
+          type: 'realm_user',
+          op: 'update',
+          person: { user_id: a.fx.member2.id, full_name: 'After The Break' },
+        },
+      ]);
+    } finally {
+      admin.disconnect();
+      await elsewhere.close();
+      await a.close();
+    }
+  },
+);
