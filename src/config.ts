@@ -58,6 +58,11 @@ export interface Config {
   queueGcIntervalMs: number;
   /** How long a missing commit sequence number is waited for before its notice counts as lost. */
   eventGapWaitMs: number;
+  /**
+   * How often a process holding queues compares its organizations' commit sequences in the
+   * database with the notices it saw: a lost notice then shows even when no later one comes.
+   */
+  eventSeqCheckMs: number;
   maxEventsPerQueue: number;
   /** Server-level setting of the reference server. */
   canAccessAllUsersGroupLimitsPresence: boolean;
@@ -277,6 +282,7 @@ export function loadConfig(env: Env = process.env): Config {
     queueIdleTimeoutSecs: readInt(env, 'PARLEY_QUEUE_IDLE_TIMEOUT_SECONDS', 600, 10, 7 * 24 * 3600),
     queueGcIntervalMs: 60_000,
     eventGapWaitMs: 10_000,
+    eventSeqCheckMs: 10_000,
     maxEventsPerQueue: readInt(env, 'PARLEY_MAX_EVENTS_PER_QUEUE', 10_000, 10, 10_000_000),
     canAccessAllUsersGroupLimitsPresence: readBool(
       env,

@@ -10,7 +10,7 @@ import type { Clock } from '../infra/clock.ts';
 import type { Random } from '../infra/random.ts';
 import { JsonableError } from '../lib/errors.ts';
 import type { Q } from '../store/db.ts';
-import { currentEventSeq } from '../store/realms.ts';
+import { allEventSeqs, currentEventSeq } from '../store/realms.ts';
 import {
   emptyTopicDisplayName,
   isRealmWideListener,
@@ -47,6 +47,7 @@ export type QueueConfig = Pick<
   | 'queueIdleTimeoutSecs'
   | 'queueGcIntervalMs'
   | 'eventGapWaitMs'
+  | 'eventSeqCheckMs'
   | 'maxEventsPerQueue'
   | 'nodeId'
 >;
@@ -127,6 +128,9 @@ export class EventQueues {
   /** Which of each realm's commit sequence numbers came: a lost notice drops queues. */
   private readonly sequences: RealmSequences;
   private gcTimer: NodeJS.Timeout | null = null;
+  /** Compares the database's commit sequences with the notices seen (expectCommitted). */
+  private seqTimer: NodeJS.Timeout | null = null;
+  private seqCheck: Promise<void> | null = null;
   private closing = false;
 
   constructor(private readonly env: QueueEnv) {
@@ -200,8 +204,13 @@ export class EventQueues {
   async expectCommitted(): Promise<void> {
     const db = this.env.db;
     if (!db) return;
-    for (const [realmId] of this.sequences.seen()) {
-      this.sequences.expect(realmId, await currentEventSeq(db, realmId));
+    const committed = await allEventSeqs(db);
+    if (this.closing) return;
+    const held = new Set<number>();
+    for (const q of this.queues.values()) held.add(q.realmId);
+    for (const realmId of held) {
+      const seq = committed.get(realmId);
+      if (seq !== undefined) this.sequences.expect(realmId, seq);
     }
   }
 
@@ -332,6 +341,10 @@ export class EventQueues {
     this.deliverSome(Infinity);
     if (this.gcTimer) clearInterval(this.gcTimer);
     this.gcTimer = null;
+    if (this.seqTimer) clearInterval(this.seqTimer);
+    this.seqTimer = null;
+    // Its read must end before the store closes.
+    await this.seqCheck;
     for (const q of this.queues.values()) this.answer(q);
     this.heartbeats.stop();
     this.sequences.stop();
@@ -435,6 +448,10 @@ export class EventQueues {
       this.gcTimer = setInterval(() => this.sweep(), this.env.config.queueGcIntervalMs);
       this.gcTimer.unref();
     }
+    if (!this.seqTimer && !this.closing && this.env.db) {
+      this.seqTimer = setInterval(() => this.checkCommitted(), this.env.config.eventSeqCheckMs);
+      this.seqTimer.unref();
+    }
   }
 
   /**
@@ -446,6 +463,7 @@ export class EventQueues {
       (q) =>
         q.realmId === realmId && q.snapshotSeq !== undefined && (q.snapshotSeq ?? -1) < lastMissing,
     );
+    if (behind.length === 0) return;
     this.env.log.warn(
       { realmId, lastMissing, queues: behind.length },
       'event queues dropped: a committed change of their organization never reached this process',
@@ -592,6 +610,15 @@ export class EventQueues {
   }
 
   /** Expire queues idle for their timeout; a parked poll keeps its queue alive. */
+  private checkCommitted(): void {
+    if (this.seqCheck || this.queues.size === 0) return;
+    this.seqCheck = this.expectCommitted()
+      .catch((err: unknown) => {
+        if (!this.closing) this.env.log.warn({ err }, 'could not read the commit sequences');
+      })
+      .finally(() => (this.seqCheck = null));
+  }
+
   private sweep(): void {
     const now = this.now();
     for (const q of [...this.queues.values()]) {

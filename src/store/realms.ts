@@ -72,6 +72,12 @@ export function eventSeqOf(rows: unknown[], realmId: number): number {
   return Number(row.event_seq);
 }
 
+/** Every realm's commit sequence that has had an evented change (one row a realm). */
+export async function allEventSeqs(db: Q): Promise<Map<number, number>> {
+  const rows = await db.selectFrom('realm_event_seqs').select(['realm_id', 'event_seq']).execute();
+  return new Map(rows.map((r) => [Number(r.realm_id), Number(r.event_seq)]));
+}
+
 /** The realm's commit sequence; 0 before its first evented change. */
 export async function currentEventSeq(db: Q, realmId: number): Promise<number> {
   const row = await db

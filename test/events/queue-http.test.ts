@@ -469,3 +469,31 @@ test('a register whose snapshot misses a change declared lost meanwhile reads it
     },
     { config: { eventGapWaitMs: 50 } },
   ));
+
+test('a change whose events never come drops the queues that missed it even when nothing follows', () =>
+  withApp(
+    async (t) => {
+      const elsewhere = await buildTestApp({ shareStoreWith: t, bus: new LocalBus() });
+      try {
+        const member = t.as(t.fx.member);
+        const { queue_id, last_event_id } = await registerQueue(member, {
+          event_types: ['realm_user'],
+        });
+        const created = await elsewhere.as(t.fx.owner).post('/users', {
+          email: 'newcomer@parley.test',
+          password: 'a long enough password 1',
+          full_name: 'New Comer',
+        });
+        assert.equal(created.status, 200, created.text);
+        // No other change: the process finds the commit in the database's sequence.
+        const res = await member.get('/events', { queue_id, last_event_id, dont_block: false });
+        assert.deepEqual(
+          { status: res.status, body: res.body },
+          { status: 400, body: badQueue(queue_id) },
+        );
+      } finally {
+        await elsewhere.close();
+      }
+    },
+    { config: { eventGapWaitMs: 50, eventSeqCheckMs: 100 } },
+  ));

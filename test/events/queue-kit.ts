@@ -31,6 +31,7 @@ export function env(overrides: Partial<QueueEnv['config']> = {}): QueueEnv {
       queueIdleTimeoutSecs: 600,
       queueGcIntervalMs: 3_600_000,
       eventGapWaitMs: 3_600_000,
+      eventSeqCheckMs: 3_600_000,
       maxEventsPerQueue: 1000,
       nodeId: 'unit',
       ...overrides,
