@@ -6,8 +6,16 @@ import assert from 'node:assert/strict';
 import { setRegisterHook } from '../../src/actions/events.ts';
 import { LocalBus } from '../../src/events/bus.ts';
 import { buildTestApp, type TestApp, type TestAppOptions } from '../support/app.ts';
-import { drainEvents, getEvents, registerQueue, settleBus, withoutIds } from '../support/events.ts';
-import type { Client } from '../support/client.ts';
+import {
+  createNewcomer,
+  drainEvents,
+  getEvents,
+  registerQueue,
+  settleBus,
+  type Registered,
+  withoutIds,
+} from '../support/events.ts';
+import type { Client, Params } from '../support/client.ts';
 import { sendToChannel } from '../support/messages.ts';
 
 async function withApp(fn: (t: TestApp) => Promise<void>, opts?: TestAppOptions): Promise<void> {
@@ -33,6 +41,27 @@ async function waitFor(check: () => boolean): Promise<void> {
 }
 
 const TYPES = { event_types: ['user_settings'] };
+/**
+ * fn with an app and a second process on its database whose bus is its own, as a command-line
+ * action is: its commits advance the organization's sequence and no queue of t hears of them.
+ */
+function withProcessElsewhere(
+  fn: (t: TestApp, elsewhere: TestApp) => Promise<void>,
+  config: TestAppOptions['config'],
+): Promise<void> {
+  return withApp(
+    async (t) => {
+      const elsewhere = await buildTestApp({ shareStoreWith: t, bus: new LocalBus() });
+      try {
+        await fn(t, elsewhere);
+      } finally {
+        await elsewhere.close();
+      }
+    },
+    { config },
+  );
+}
+
 const badQueue = (id: string) => ({
   result: 'error',
   msg: `Bad event queue ID: ${id}`,
@@ -301,18 +330,12 @@ test('GET /events needs authentication', () =>
 test('register consistency: a change committed while the queue exists but before the snapshot is read', () =>
   withApp(async (t) => {
     const member = t.as(t.fx.member);
-    setRegisterHook(async (point) => {
+    const reg = await registerDuring(member, async (point) => {
       if (point !== 'queue-created') return;
       const res = await member.patch('/settings', { full_name: 'Between Both' });
       assert.equal(res.status, 200);
       await settleBus(t.ctx);
     });
-    let reg;
-    try {
-      reg = await registerQueue(member, {});
-    } finally {
-      setRegisterHook(null);
-    }
     // In the snapshot, and not again as an event.
     assert.equal(reg.full_name, 'Between Both');
     assert.deepEqual(await drainEvents(t.ctx, member, reg.queue_id, -1), []);
@@ -323,18 +346,12 @@ test('register consistency: a change committed after the snapshot is read arrive
     const member = t.as(t.fx.member);
     // This process already follows the organization's commits (see the next test).
     await registerQueue(t.as(t.fx.owner), {});
-    setRegisterHook(async (point) => {
+    const reg = await registerDuring(member, async (point) => {
       if (point !== 'snapshot-read') return;
       const res = await member.patch('/settings', { full_name: 'Just After' });
       assert.equal(res.status, 200);
       await settleBus(t.ctx);
     });
-    let reg;
-    try {
-      reg = await registerQueue(member, {});
-    } finally {
-      setRegisterHook(null);
-    }
     assert.equal(reg.full_name, 'Mark Member');
     assert.deepEqual(withoutIds(await drainEvents(t.ctx, member, reg.queue_id, -1)), [
       {
@@ -349,18 +366,12 @@ test('the first register of an organization in a process reads again when a comm
   withApp(async (t) => {
     const member = t.as(t.fx.member);
     let reads = 0;
-    setRegisterHook(async (point) => {
+    const reg = await registerDuring(member, async (point) => {
       if (point !== 'snapshot-read' || ++reads > 1) return;
       const res = await member.patch('/settings', { full_name: 'Just After' });
       assert.equal(res.status, 200);
       await settleBus(t.ctx);
     });
-    let reg;
-    try {
-      reg = await registerQueue(member, {});
-    } finally {
-      setRegisterHook(null);
-    }
     // The process began to follow the organization at that commit: nothing says the notices
     // before it came, so the snapshot is read again, and holds the change.
     assert.equal(reads, 2);
@@ -369,131 +380,112 @@ test('the first register of an organization in a process reads again when a comm
   }));
 
 test('a change whose events never reach this process drops the queues that missed them', () =>
-  withApp(
-    async (t) => {
-      // A process on an event bus of its own, as a command-line action is: its commits
-      // advance the organization's sequence, and no queue here hears of them.
-      const elsewhere = await buildTestApp({ shareStoreWith: t, bus: new LocalBus() });
-      try {
-        const member = t.as(t.fx.member);
-        const { queue_id, last_event_id } = await registerQueue(member, {
-          event_types: ['realm_user', 'message'],
-        });
-        const created = await elsewhere.as(t.fx.owner).post('/users', {
-          email: 'newcomer@parley.test',
-          password: 'a long enough password 1',
-          full_name: 'New Comer',
-        });
-        assert.equal(created.status, 200, created.text);
-        // The next change that does reach the queue shows that one never came: its event is
-        // delivered, and the poll after it learns that the queue is gone.
-        await sendToChannel(t, t.fx.owner, 'general', 'gap', 'after the lost one');
-        const events = await drainEvents(t.ctx, member, queue_id, last_event_id);
-        assert.deepEqual(
-          events.map((e) => [e.type, (e.message as { content?: string } | undefined)?.content]),
-          [['message', 'after the lost one']],
-        );
-        const res = await member.get('/events', {
-          queue_id,
-          last_event_id: events[0].id,
-          dont_block: false,
-        });
-        assert.deepEqual(
-          { status: res.status, body: res.body },
-          { status: 400, body: badQueue(queue_id) },
-        );
-        // Registering again gives a snapshot with the change in it.
-        const again = await member.post('/register', { fetch_event_types: ['realm_user'] });
-        assert.equal(again.status, 200, again.text);
-        const names = (again.body.realm_users as Array<{ full_name: string }>).map(
-          (u) => u.full_name,
-        );
-        assert.ok(names.includes('New Comer'), names.join(', '));
-      } finally {
-        await elsewhere.close();
-      }
+  withProcessElsewhere(
+    async (t, elsewhere) => {
+      const member = t.as(t.fx.member);
+      const { queue_id, last_event_id } = await registerQueue(member, {
+        event_types: ['realm_user', 'message'],
+      });
+      await createNewcomer(elsewhere.as(t.fx.owner));
+      // The next change that does reach the queue shows that one never came: its event is
+      // delivered, and the poll after it learns that the queue is gone.
+      await sendToChannel(t, t.fx.owner, 'general', 'gap', 'after the lost one');
+      const events = await drainEvents(t.ctx, member, queue_id, last_event_id);
+      assert.deepEqual(messageContents(events), [['message', 'after the lost one']]);
+      const res = await member.get('/events', {
+        queue_id,
+        last_event_id: events[0].id,
+        dont_block: false,
+      });
+      assert.deepEqual(
+        { status: res.status, body: res.body },
+        { status: 400, body: badQueue(queue_id) },
+      );
+      // Registering again gives a snapshot with the change in it.
+      const again = await registerQueue(member, { fetch_event_types: ['realm_user'] });
+      assert.ok(userNames(again).includes('New Comer'), userNames(again).join(', '));
     },
-    { config: { eventGapWaitMs: 50 } },
+    { eventGapWaitMs: 50 },
   ));
 
 test('a register whose snapshot misses a change declared lost meanwhile reads it again', () =>
-  withApp(
-    async (t) => {
-      const elsewhere = await buildTestApp({ shareStoreWith: t, bus: new LocalBus() });
+  withProcessElsewhere(
+    async (t, elsewhere) => {
       const member = t.as(t.fx.member);
       // This process already follows the organization's commits.
       const earlier = await registerQueue(t.as(t.fx.owner), {});
-      const reads: string[] = [];
-      setRegisterHook(async (point) => {
-        if (point !== 'snapshot-read') return;
-        reads.push(point);
-        if (reads.length > 1) return;
-        // After the snapshot is read: a change whose notice is lost, then one that shows it.
-        const created = await elsewhere.as(t.fx.owner).post('/users', {
-          email: 'newcomer@parley.test',
-          password: 'a long enough password 1',
-          full_name: 'New Comer',
-        });
-        assert.equal(created.status, 200, created.text);
-        await sendToChannel(t, t.fx.owner, 'general', 'gap', 'after the lost one');
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      });
-      try {
-        const reg = await registerQueue(member, {
+      let reads = 0;
+      const reg = await registerDuring(
+        member,
+        async (point) => {
+          if (point !== 'snapshot-read' || ++reads > 1) return;
+          // After the snapshot is read: a change whose notice is lost, then one that shows it.
+          await createNewcomer(elsewhere.as(t.fx.owner));
+          await sendToChannel(t, t.fx.owner, 'general', 'gap', 'after the lost one');
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        },
+        {
           fetch_event_types: ['realm_user'],
           event_types: ['realm_user', 'message'],
-        });
-        assert.equal(reads.length, 2);
-        const gone = await t.as(t.fx.owner).get('/events', {
-          queue_id: earlier.queue_id,
-          dont_block: true,
-        });
-        assert.deepEqual(
-          { status: gone.status, body: gone.body },
-          { status: 400, body: badQueue(earlier.queue_id) },
-        );
-        const names = (reg.realm_users as Array<{ full_name: string }>).map((u) => u.full_name);
-        assert.ok(names.includes('New Comer'), names.join(', '));
-        // The queue holds what follows the second snapshot, which already has both changes.
-        assert.deepEqual(await drainEvents(t.ctx, member, reg.queue_id, -1), []);
-        await sendToChannel(t, t.fx.owner, 'general', 'gap', 'later');
-        const events = await drainEvents(t.ctx, member, reg.queue_id, -1);
-        assert.deepEqual(
-          events.map((e) => [e.type, (e.message as { content?: string } | undefined)?.content]),
-          [['message', 'later']],
-        );
-      } finally {
-        setRegisterHook(null);
-        await elsewhere.close();
-      }
+        },
+      );
+      assert.equal(reads, 2);
+      const gone = await t.as(t.fx.owner).get('/events', {
+        queue_id: earlier.queue_id,
+        dont_block: true,
+      });
+      assert.deepEqual(
+        { status: gone.status, body: gone.body },
+        { status: 400, body: badQueue(earlier.queue_id) },
+      );
+      assert.ok(userNames(reg).includes('New Comer'), userNames(reg).join(', '));
+      // The queue holds what follows the second snapshot, which already has both changes.
+      assert.deepEqual(await drainEvents(t.ctx, member, reg.queue_id, -1), []);
+      await sendToChannel(t, t.fx.owner, 'general', 'gap', 'later');
+      const events = await drainEvents(t.ctx, member, reg.queue_id, -1);
+      assert.deepEqual(messageContents(events), [['message', 'later']]);
     },
-    { config: { eventGapWaitMs: 50 } },
+    { eventGapWaitMs: 50 },
   ));
 
 test('a change whose events never come drops the queues that missed it even when nothing follows', () =>
-  withApp(
-    async (t) => {
-      const elsewhere = await buildTestApp({ shareStoreWith: t, bus: new LocalBus() });
-      try {
-        const member = t.as(t.fx.member);
-        const { queue_id, last_event_id } = await registerQueue(member, {
-          event_types: ['realm_user'],
-        });
-        const created = await elsewhere.as(t.fx.owner).post('/users', {
-          email: 'newcomer@parley.test',
-          password: 'a long enough password 1',
-          full_name: 'New Comer',
-        });
-        assert.equal(created.status, 200, created.text);
-        // No other change: the process finds the commit in the database's sequence.
-        const res = await member.get('/events', { queue_id, last_event_id, dont_block: false });
-        assert.deepEqual(
-          { status: res.status, body: res.body },
-          { status: 400, body: badQueue(queue_id) },
-        );
-      } finally {
-        await elsewhere.close();
-      }
+  withProcessElsewhere(
+    async (t, elsewhere) => {
+      const member = t.as(t.fx.member);
+      const { queue_id, last_event_id } = await registerQueue(member, {
+        event_types: ['realm_user'],
+      });
+      await createNewcomer(elsewhere.as(t.fx.owner));
+      // No other change: the process finds the commit in the database's sequence.
+      const res = await member.get('/events', { queue_id, last_event_id, dont_block: false });
+      assert.deepEqual(
+        { status: res.status, body: res.body },
+        { status: 400, body: badQueue(queue_id) },
+      );
     },
-    { config: { eventGapWaitMs: 50, eventSeqCheckMs: 100 } },
+    { eventGapWaitMs: 50, eventSeqCheckMs: 100 },
   ));
+
+/** Register with hook called at each of register's points (actions/events.ts). */
+async function registerDuring(
+  client: Client,
+  hook: Parameters<typeof setRegisterHook>[0],
+  params: Params = {},
+): Promise<Registered> {
+  setRegisterHook(hook);
+  try {
+    return await registerQueue(client, params);
+  } finally {
+    setRegisterHook(null);
+  }
+}
+
+/** Each event's type with its message's content, if any. */
+function messageContents(events: Array<Record<string, unknown>>): unknown[][] {
+  return events.map((e) => [e.type, (e.message as { content?: string } | undefined)?.content]);
+}
+
+/** The full names in a register's realm_users. */
+function userNames(registered: Record<string, unknown>): string[] {
+  return (registered.realm_users as Array<{ full_name: string }>).map((u) => u.full_name);
+}

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { LocalBus } from '../../src/events/bus.ts';
 import { buildTestApp, TEST_REDIS_URL } from '../support/app.ts';
-import { getEvents, registerQueue, withoutIds } from '../support/events.ts';
+import { createNewcomer, getEvents, registerQueue, withoutIds } from '../support/events.ts';
 
 const skip = TEST_REDIS_URL ? false : 'PARLEY_TEST_REDIS_URL is not set: no Redis to test with';
 
@@ -60,12 +60,7 @@ test(
       const { queue_id, last_event_id } = await registerQueue(member, {
         event_types: ['realm_user'],
       });
-      const created = await elsewhere.as(a.fx.owner).post('/users', {
-        email: 'newcomer@parley.test',
-        password: 'a long enough password 1',
-        full_name: 'New Comer',
-      });
-      assert.equal(created.status, 200, created.text);
+      await createNewcomer(elsewhere.as(a.fx.owner));
       const parked = member.get('/events', { queue_id, last_event_id, dont_block: false });
       // Break this app's subscription alone: other test files share the Redis server.
       const clients = (await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')) as string;

@@ -64,3 +64,16 @@ export async function drainEvents(
 export function withoutIds(events: Event[]): Record<string, unknown>[] {
   return events.map(({ id: _id, ...rest }) => rest);
 }
+
+/**
+ * Create a user through client, on a process whose events may never reach the queues under
+ * test (an app on a bus of its own, as a command-line action is): a commit without notice.
+ */
+export async function createNewcomer(client: Client): Promise<void> {
+  const created = await client.post('/users', {
+    email: 'newcomer@parley.test',
+    password: 'a long enough password 1',
+    full_name: 'New Comer',
+  });
+  assert.equal(created.status, 200, created.text);
+}
