@@ -137,26 +137,20 @@ export class DirectListener {
     // A known client's actor comes at once: no promise, no turn of the microtask queue.
     if (!(actor instanceof Promise)) {
       if (spec) this.run(spec, actor, req, res, headers, query);
-      else this.poll(actor, req, res, headers, query);
+      else this.poll(actor, res, headers, query);
       return true;
     }
     actor.then(
       (known) =>
         spec
           ? this.run(spec, known, req, res, headers, query)
-          : this.poll(known, req, res, headers, query),
+          : this.poll(known, res, headers, query),
       (err: unknown) => this.fail(res, headers, err),
     );
     return true;
   }
 
-  private poll(
-    actor: Actor,
-    req: IncomingMessage,
-    res: ServerResponse,
-    headers: HeaderBag,
-    query: string,
-  ): void {
+  private poll(actor: Actor, res: ServerResponse, headers: HeaderBag, query: string): void {
     try {
       const parsed = parseParams<Record<string, unknown>>(
         EVENTS_SCHEMA,
@@ -166,10 +160,6 @@ export class DirectListener {
       const answer = poll.start(this.ctx, actor, parsed.values);
       // A parked poll waits on its ListenerPoll alone: this function's frame is gone by then.
       if (answer) writeJson(res, 200, headers.all, answer);
-      // Parked: read the (empty) request to its end now. node:http otherwise does it when the
-      // answer finishes, a chain of stream callbacks per answer that, in a fan-out answered
-      // in slices, runs before the next slice's answers (docs/performance.md, item 4).
-      else req.resume();
     } catch (err) {
       this.fail(res, headers, err);
     }
