@@ -10,7 +10,7 @@ import type { Clock } from '../infra/clock.ts';
 import type { Random } from '../infra/random.ts';
 import { JsonableError } from '../lib/errors.ts';
 import type { Q } from '../store/db.ts';
-import { allEventSeqs, currentEventSeq } from '../store/realms.ts';
+import { currentEventSeq, eventSeqsOf } from '../store/realms.ts';
 import {
   emptyTopicDisplayName,
   isRealmWideListener,
@@ -204,14 +204,12 @@ export class EventQueues {
   async expectCommitted(): Promise<void> {
     const db = this.env.db;
     if (!db) return;
-    const committed = await allEventSeqs(db);
-    if (this.closing) return;
     const held = new Set<number>();
     for (const q of this.queues.values()) held.add(q.realmId);
-    for (const realmId of held) {
-      const seq = committed.get(realmId);
-      if (seq !== undefined) this.sequences.expect(realmId, seq);
-    }
+    if (held.size === 0) return;
+    const committed = await eventSeqsOf(db, [...held]);
+    if (this.closing) return;
+    for (const [realmId, seq] of committed) this.sequences.expect(realmId, seq);
   }
 
   /** These notices were committed but their publication failed: they may never come. */

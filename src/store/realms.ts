@@ -72,10 +72,21 @@ export function eventSeqOf(rows: unknown[], realmId: number): number {
   return Number(row.event_seq);
 }
 
-/** Every realm's commit sequence that has had an evented change (one row a realm). */
-export async function allEventSeqs(db: Q): Promise<Map<number, number>> {
-  const rows = await db.selectFrom('realm_event_seqs').select(['realm_id', 'event_seq']).execute();
-  return new Map(rows.map((r) => [Number(r.realm_id), Number(r.event_seq)]));
+/** Realms per query of eventSeqsOf: far below either database's limit on parameters. */
+const SEQS_PER_QUERY = 1000;
+
+/** The commit sequences of these realms; a realm without an evented change yet is absent. */
+export async function eventSeqsOf(db: Q, realmIds: number[]): Promise<Map<number, number>> {
+  const seqs = new Map<number, number>();
+  for (let i = 0; i < realmIds.length; i += SEQS_PER_QUERY) {
+    const rows = await db
+      .selectFrom('realm_event_seqs')
+      .select(['realm_id', 'event_seq'])
+      .where('realm_id', 'in', realmIds.slice(i, i + SEQS_PER_QUERY))
+      .execute();
+    for (const r of rows) seqs.set(Number(r.realm_id), Number(r.event_seq));
+  }
+  return seqs;
 }
 
 /** The realm's commit sequence; 0 before its first evented change. */
