@@ -99,12 +99,12 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const SQLite = require(workerData.driver);
 // better-sqlite3's errors reach the parent without their message (their class does not
-// survive the copy between threads); a plain Error keeps it.
+// survive the copy between threads); a plain Error keeps it, and where it was thrown.
 const plainly = (work) => {
   try {
     return work();
   } catch (err) {
-    throw Object.assign(new Error(err.message), { code: err.code });
+    throw Object.assign(new Error(err.message), { code: err.code, stack: err.stack });
   }
 };
 const sqlite = plainly(() => new SQLite(workerData.path, { fileMustExist: true }));
@@ -174,7 +174,7 @@ const tick = () => {
   } catch (err) {
     if (!failing) {
       failing = true;
-      parentPort.postMessage({ failed: { message: err.message, code: err.code } });
+      parentPort.postMessage({ failed: { message: err.message, code: err.code, stack: err.stack } });
     }
     delay = Math.min(delay * 2, workerData.quietIntervalMs);
     next = delay;
@@ -265,12 +265,12 @@ export function startBackgroundCheckpoints(
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   worker.on(
     'message',
-    (message: { failed?: { message: string; code?: string }; resumed?: true }) => {
+    (message: { failed?: { message: string; code?: string; stack?: string }; resumed?: true }) => {
       if (!running) return;
       if (message.failed) {
-        options.onLookFailed?.(
-          Object.assign(new Error(message.failed.message), { code: message.failed.code }),
-        );
+        // The worker's own stack: where its look failed, not where the parent heard of it.
+        const { message: text, code, stack } = message.failed;
+        options.onLookFailed?.(Object.assign(new Error(text), { code, stack: stack ?? '' }));
       } else if (message.resumed) {
         options.onResumed?.();
       }

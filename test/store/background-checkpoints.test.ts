@@ -185,6 +185,9 @@ test(
         writePages(store, 100);
         await waitFor('a failed look', () => failed.length > 0, 10_000);
         assert.match(String((failed[0] as { code?: string }).code), /^SQLITE_(FULL|IOERR)/);
+        // The stack is the worker's: its look, not this thread's message handler.
+        assert.match(String(failed[0].stack), /at look \(/);
+        assert.doesNotMatch(String(failed[0].stack), /checkpoints\.ts/);
         await new Promise((resolve) => setTimeout(resolve, 300));
       } finally {
         limitFileSize(soft);
