@@ -83,11 +83,7 @@ export async function createContext(
     log,
   };
   bus.subscribe((notices) => ctx.queues.deliver(notices));
-  bus.onResumed(() => {
-    ctx.queues
-      .expectCommitted()
-      .catch((err: unknown) => log.error({ err }, 'could not check for notices lost in a break'));
-  });
+  bus.onResumed(() => ctx.queues.checkCommitted());
   return ctx;
 }
 

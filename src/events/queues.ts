@@ -178,8 +178,8 @@ export class EventQueues {
   /**
    * The client's snapshot reflects every notice of the realm up to seq: drop those already
    * queued and any that arrive later. 'gone' when the queue is gone meanwhile; 'missed' when
-   * a notice after seq was declared lost while the snapshot was read (the queue still waits
-   * for a newer snapshot).
+   * the queue could lack a notice after seq (RealmSequences.missed), and still waits for a
+   * newer snapshot.
    */
   setSnapshot(
     queueId: string,
@@ -197,11 +197,21 @@ export class EventQueues {
   }
 
   /**
-   * Notices may have been lost in a way no later notice would show soon (the bus was
-   * disconnected, or this process failed to publish): every change the database holds now
-   * must reach this process within the wait, or the queues it would miss are dropped.
+   * Notices may have been lost in a way no later notice would show (every eventSeqCheckMs,
+   * and after the bus was disconnected): every change the database holds now must reach this
+   * process within the wait, or the queues it would miss are dropped. One read at a time; one
+   * already running leaves the rest to the next. Shutdown waits for it.
    */
-  async expectCommitted(): Promise<void> {
+  checkCommitted(): void {
+    if (this.seqCheck || this.queues.size === 0 || this.closing) return;
+    this.seqCheck = this.expectCommitted()
+      .catch((err: unknown) => {
+        if (!this.closing) this.env.log.warn({ err }, 'could not read the commit sequences');
+      })
+      .finally(() => (this.seqCheck = null));
+  }
+
+  private async expectCommitted(): Promise<void> {
     const db = this.env.db;
     if (!db) return;
     const held = new Set<number>();
@@ -608,15 +618,6 @@ export class EventQueues {
   }
 
   /** Expire queues idle for their timeout; a parked poll keeps its queue alive. */
-  private checkCommitted(): void {
-    if (this.seqCheck || this.queues.size === 0) return;
-    this.seqCheck = this.expectCommitted()
-      .catch((err: unknown) => {
-        if (!this.closing) this.env.log.warn({ err }, 'could not read the commit sequences');
-      })
-      .finally(() => (this.seqCheck = null));
-  }
-
   private sweep(): void {
     const now = this.now();
     for (const q of [...this.queues.values()]) {

@@ -1,5 +1,5 @@
 // The commit sequences a process holding queues compares with the notices it saw
-// (events/queues.ts expectCommitted): read in chunks, so any number of organizations fits
+// (events/queues.ts checkCommitted): read in chunks, so any number of organizations fits
 // the database's limit on parameters.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
