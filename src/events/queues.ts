@@ -10,12 +10,13 @@ import type { Clock } from '../infra/clock.ts';
 import type { Random } from '../infra/random.ts';
 import { JsonableError } from '../lib/errors.ts';
 import type { Q } from '../store/db.ts';
-import { currentEventSeq, eventSeqsOf } from '../store/realms.ts';
+import { eventSeqsOf } from '../store/realms.ts';
 import {
   emptyTopicDisplayName,
   isRealmWideListener,
   type ClientDescriptor,
 } from '../lib/event-client.ts';
+import { AnswerSlices } from './answer-slices.ts';
 import { markShared } from './event-json.ts';
 import { evenPhases, HeartbeatWheel } from './heartbeats.ts';
 import {
@@ -77,22 +78,6 @@ interface Delivery {
 }
 
 /**
- * How long one macrotask may answer parked polls (ms), whatever the number of answers that
- * takes: 256 answers took 4.5 ms on a fast machine and 10 ms on a slow one, where the loop
- * stalled for that long plus any collection inside it (docs/performance.md, item 4).
- */
-const ANSWER_SLICE_MS = 5;
-/**
- * A fan-out whose parked polls the recent pace says can all be answered within this (ms),
- * with nothing else still to offer, is answered in one macrotask instead: slices put Node's
- * finishing of the earlier answers (their `finish`, `close` and keep-alive timers) before
- * the last ones, 1-2 ms of a 1,000-poll fan-out's 18-20 (docs/performance.md, item 4). The
- * loop stalls no longer than the 10,000-poll fan-outs' bound on loop delay, 20 ms.
- */
-const ANSWER_WHOLE_MS = 20;
-/** Answers a slice needs before its pace counts, so that one slow answer does not set it. */
-const PACE_SAMPLE_MIN = 32;
-/**
  * Queues offered events per macrotask when one notice goes to thousands of them: 1-2 ms of
  * work, and a fan-out to a thousand is offered at once, so it can be answered whole.
  */
@@ -112,19 +97,14 @@ export class EventQueues {
   private readonly clients = new Map<string, ClientDescriptor>();
   /** Each realm's empty-topic display name, with the sequence it is current at. */
   private readonly topicNames = new Map<number, { name: string; seq: number }>();
-  private readonly ready = new Set<Queue>();
-  private flushScheduled = false;
-  /** The ready set is the rest of a fan-out already being answered in slices. */
-  private slicing = false;
-  /** Recent time per answer (ms), from slices of PACE_SAMPLE_MIN answers or more. */
-  private answerPaceMs = Infinity;
+  /** Parked polls with events, answered in bounded macrotasks. */
+  private readonly ready: AnswerSlices<Queue>;
   /** Notices not yet offered to every queue, oldest first; order is kept across chunks. */
   private readonly deliveries: Delivery[] = [];
   private deliveryScheduled = false;
   /** Parked polls by the wheel slot of their heartbeat; one timer serves them all. */
   private readonly heartbeats: HeartbeatWheel<Queue>;
   private readonly nextPhase: (periodMs: number) => number;
-  private readonly sliceClock: () => number;
   /** Which of each realm's commit sequence numbers came: a lost notice drops queues. */
   private readonly sequences: RealmSequences;
   private gcTimer: NodeJS.Timeout | null = null;
@@ -135,7 +115,16 @@ export class EventQueues {
 
   constructor(private readonly env: QueueEnv) {
     this.nextPhase = env.heartbeatPhase ?? evenPhases(env.random.int(1_000_000) / 1_000_000);
-    this.sliceClock = env.sliceClock ?? (() => performance.now());
+    this.ready = new AnswerSlices(
+      (q) => {
+        // A poll parked after the events were taken by an earlier one waits for new events.
+        if (q.events.length === 0) return false;
+        this.answer(q);
+        return true;
+      },
+      () => this.deliveries.length > 0,
+      env.sliceClock ?? (() => performance.now()),
+    );
     this.sequences = new RealmSequences(env.config.eventGapWaitMs, (realmId, lastMissing) =>
       this.dropMissing(realmId, lastMissing),
     );
@@ -393,11 +382,15 @@ export class EventQueues {
     const saved = await readSavedQueues<QueuedEvent>(file);
     for (const t of saved.topic_names ?? []) this.noteTopicName(t.realm_id, t.seq, t.name);
     const savedSeen = new Map((saved.seen_seq ?? []).map((t) => [t.realm_id, t.seq]));
+    const realmIds = [...new Set(saved.queues.map((s) => s.realm_id))];
+    // Without a database (unit tests) what the saving process saw counts as current.
+    const committed = this.env.db ? await eventSeqsOf(this.env.db, realmIds) : savedSeen;
     const current = new Set<number>();
-    for (const realmId of new Set(saved.queues.map((s) => s.realm_id))) {
+    for (const realmId of realmIds) {
       // What the saving process had seen, not what this one has seen since it started.
       const seen = savedSeen.get(realmId);
-      const now = this.env.db ? await currentEventSeq(this.env.db, realmId) : seen;
+      // A realm without a row has committed no evented change yet.
+      const now = committed.get(realmId) ?? 0;
       if (seen !== undefined && now === seen) {
         current.add(realmId);
         this.sequences.start(realmId, seen);
@@ -548,7 +541,7 @@ export class EventQueues {
       return false;
     }
     q.append(event, seq);
-    if (q.waiter) this.scheduleAnswer(q);
+    if (q.waiter) this.ready.add(q);
     return true;
   }
 
@@ -576,45 +569,6 @@ export class EventQueues {
     // A copy of the list only: the queue prunes its own as the client acknowledges.
     const events = q.events.slice();
     return withQueueId ? { events, queue_id: q.id } : { events };
-  }
-
-  private scheduleAnswer(q: Queue): void {
-    this.ready.add(q);
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => this.flush());
-  }
-
-  private flush(): void {
-    this.flushScheduled = false;
-    const whole =
-      !this.slicing &&
-      this.deliveries.length === 0 &&
-      this.ready.size * this.answerPaceMs <= ANSWER_WHOLE_MS;
-    const limitMs = whole ? ANSWER_WHOLE_MS : ANSWER_SLICE_MS;
-    const started = this.sliceClock();
-    let answered = 0;
-    let elapsed = 0;
-    for (const q of this.ready) {
-      this.ready.delete(q);
-      // A poll parked after the events were taken by an earlier one waits for new events.
-      if (q.events.length > 0) {
-        this.answer(q);
-        answered++;
-      }
-      elapsed = this.sliceClock() - started;
-      if (elapsed >= limitMs) break;
-    }
-    if (answered >= PACE_SAMPLE_MIN) {
-      const pace = elapsed / answered;
-      this.answerPaceMs =
-        this.answerPaceMs === Infinity ? pace : 0.75 * this.answerPaceMs + 0.25 * pace;
-    }
-    this.slicing = this.ready.size > 0;
-    if (this.slicing) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
-    }
   }
 
   /** Expire queues idle for their timeout; a parked poll keeps its queue alive. */
