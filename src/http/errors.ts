@@ -7,7 +7,7 @@ import type {
   FastifyReply,
   FastifyRequest,
 } from 'fastify';
-import { JsonableError } from '../lib/errors.ts';
+import { isStorageFull, JsonableError } from '../lib/errors.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 
 /** Headers an error answer carries besides the rate-limit counts. */
@@ -27,6 +27,10 @@ export function sendError(reply: FastifyReply, err: JsonableError): FastifyReply
 export function toClientError(err: unknown, log: Pick<FastifyBaseLogger, 'error'>): JsonableError {
   const known = err instanceof Error ? toJsonableError(err) : null;
   if (known) return known;
+  if (isStorageFull(err)) {
+    log.error({ err }, 'a change was refused: the disk or the database is full');
+    return new JsonableError('The server has no room to store this change', 'STORAGE_FULL', 507);
+  }
   log.error({ err }, 'unexpected error');
   return new JsonableError('Internal server error', 'INTERNAL_SERVER_ERROR', 500);
 }

@@ -34,6 +34,7 @@ export type ErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'REQUEST_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'STORAGE_FULL'
   | 'INTERNAL_SERVER_ERROR';
 
 export class JsonableError extends Error {
@@ -85,3 +86,19 @@ export function unauthorized(msg: string): JsonableError {
 
 export const mustBeAdmin = (): JsonableError => notAllowed('Must be an organization administrator');
 export const mustBeOwner = (): JsonableError => notAllowed('Must be an organization owner');
+
+/**
+ * What a full store reports: SQLite (a full disk, or the database's max_page_count),
+ * PostgreSQL's disk_full, and the file system's ENOSPC and EDQUOT (uploads).
+ */
+const STORAGE_FULL_CODES: ReadonlySet<unknown> = new Set([
+  'SQLITE_FULL',
+  '53100',
+  'ENOSPC',
+  'EDQUOT',
+]);
+
+/** The change failed for want of room: nothing is wrong with the request, and it may work later. */
+export function isStorageFull(err: unknown): boolean {
+  return err instanceof Error && STORAGE_FULL_CODES.has((err as { code?: unknown }).code);
+}

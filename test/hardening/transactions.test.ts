@@ -1,9 +1,12 @@
 // Nothing lost, nothing half-done: a failure injected inside a write's transaction (through
-// the fault hook of src/actions/transaction.ts) answers a plain JSON 500, leaves no row
-// behind, queues no event, and the next request works as if the failure never happened.
+// the fault hook of src/actions/transaction.ts) answers a plain JSON 500 (507 when the disk
+// or the database is full), leaves no row behind, queues no event, and the next request works as if the failure never happened.
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFaultHook } from '../../src/actions/transaction.ts';
+import { memoryFileStore } from '../../src/infra/files.ts';
 import type { DB } from '../../src/store/schema.ts';
 import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
@@ -11,9 +14,11 @@ import { err } from '../support/callers.ts';
 import { SUCCESS } from '../support/client.ts';
 import { drainEvents, registerQueue } from '../support/events.ts';
 import type { FixtureUser } from '../support/fixture.ts';
+import { solidPng } from '../support/images.ts';
 import { rowsOf, sendToChannel, useClock } from '../support/messages.ts';
 
 const INTERNAL = err('Internal server error', 'INTERNAL_SERVER_ERROR');
+const STORAGE_FULL = err('The server has no room to store this change', 'STORAGE_FULL');
 
 let t: TestApp;
 beforeEach(async () => {
@@ -39,8 +44,8 @@ function failAt(point: string): string[] {
   return seen;
 }
 
-async function count(table: keyof DB): Promise<number> {
-  const row = await t.ctx.db
+async function count(table: keyof DB, app: TestApp = t): Promise<number> {
+  const row = await app.ctx.db
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
@@ -51,6 +56,17 @@ async function counts(...tables: Array<keyof DB>): Promise<Record<string, number
   const out: Record<string, number> = {};
   for (const table of tables) out[table] = await count(table);
   return out;
+}
+
+/** What the app logs as errors from now on (and still logs). */
+function captureErrors(app: TestApp): Array<{ err?: { code?: string; message?: string } }> {
+  const logged: Array<{ err?: { code?: string; message?: string } }> = [];
+  const error = app.ctx.log.error.bind(app.ctx.log);
+  app.ctx.log.error = ((obj: { err?: { code?: string; message?: string } }, ...rest: string[]) => {
+    logged.push(obj);
+    error(obj, ...rest);
+  }) as typeof app.ctx.log.error;
+  return logged;
 }
 
 async function queueFor(who: FixtureUser) {
@@ -205,16 +221,11 @@ describe('a full database', { skip: TEST_DATABASE_URL ? 'SQLite only' : false },
     sqlite.exec(`PRAGMA max_page_count = ${capped ? pages : 1_000_000_000}`);
   }
 
-  test('a send that needs more room: a JSON 500, nothing stored, no event, the cause logged; then it works', async () => {
+  test('a send that needs more room: a JSON 507, nothing stored, no event, the cause logged; then it works', async () => {
     await sendToChannel(t, t.fx.owner, 'general', 'full', 'before the disk filled');
     const before = await counts('messages', 'user_messages');
     const recipient = await queueFor(t.fx.member2);
-    const logged: unknown[] = [];
-    const error = t.ctx.log.error.bind(t.ctx.log);
-    t.ctx.log.error = ((obj: unknown, ...rest: string[]) => {
-      logged.push(obj);
-      error(obj, ...rest);
-    }) as typeof t.ctx.log.error;
+    const logged = captureErrors(t);
     // Content over a page long needs pages of its own.
     const long = 'room '.repeat(1_900);
     capDatabase(true);
@@ -225,15 +236,12 @@ describe('a full database', { skip: TEST_DATABASE_URL ? 'SQLite only' : false },
       topic: 'full',
       content: long,
     });
-    assert.deepEqual({ status: res.status, body: res.body }, { status: 500, body: INTERNAL });
+    assert.deepEqual({ status: res.status, body: res.body }, { status: 507, body: STORAGE_FULL });
     assert.deepEqual(await counts('messages', 'user_messages'), before);
     assert.deepEqual(await recipient.events(), []);
     // The log names the cause, not the ROLLBACK that found SQLite had rolled back already.
     assert.deepEqual(
-      logged.map((entry) => {
-        const cause = (entry as { err?: { code?: string; message?: string } }).err;
-        return [cause?.code, cause?.message];
-      }),
+      logged.map((entry) => [entry.err?.code, entry.err?.message]),
       [['SQLITE_FULL', 'database or disk is full']],
     );
 
@@ -246,3 +254,57 @@ describe('a full database', { skip: TEST_DATABASE_URL ? 'SQLite only' : false },
     );
   });
 });
+
+describe(
+  'a full disk under the uploads',
+  { skip: existsSync('/dev/full') ? false : 'no /dev/full' },
+  () => {
+    test('an emoji upload: a JSON 507, no emoji, no event, the cause logged; then it works', async () => {
+      const files = memoryFileStore();
+      // Linux's /dev/full refuses every write with ENOSPC, as a full disk does.
+      let full = true;
+      const app = await buildTestApp({
+        files: {
+          ...files,
+          put: (key, bytes, contentType) =>
+            full ? writeFile('/dev/full', bytes) : files.put(key, bytes, contentType),
+        },
+      });
+      try {
+        const logged = captureErrors(app);
+        const q = await registerQueue(app.as(app.fx.member2));
+        const png = await solidPng(64, 64);
+        const upload = () =>
+          app
+            .as(app.fx.member)
+            .multipart('POST', '/realm/emoji/full_disk_parrot', {}, [
+              { field: 'file', filename: 'parrot.png', contentType: 'image/png', data: png },
+            ]);
+
+        const res = await upload();
+        assert.deepEqual(
+          { status: res.status, body: res.body },
+          { status: 507, body: STORAGE_FULL },
+        );
+        assert.deepEqual(
+          logged.map((e) => e.err?.code),
+          ['ENOSPC'],
+        );
+        assert.deepEqual(files.keys(), []);
+        assert.deepEqual(await count('realm_emoji', app), 0);
+        const drain = () =>
+          drainEvents(app.ctx, app.as(app.fx.member2), q.queue_id, q.last_event_id);
+        assert.deepEqual(await drain(), []);
+
+        full = false;
+        assert.deepEqual((await upload()).body, SUCCESS);
+        assert.deepEqual(
+          (await drain()).map((e) => e.type),
+          ['realm_emoji'],
+        );
+      } finally {
+        await app.close();
+      }
+    });
+  },
+);
