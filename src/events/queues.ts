@@ -2,8 +2,9 @@
 // ids name it: "<nodeId>:<random>"). Notices arrive from the bus after commit; each is
 // offered to the queues of its recipients (an index by user keeps that O(recipients)),
 // shaped for each client, and appended with the queue's next event id. A queue holds at
-// most one parked GET /events; parked polls are answered in chunks so that one event for
-// thousands of clients never stalls the process.
+// most one parked GET /events; parked polls are answered in slices (answer-slices.ts) and
+// notices offered in chunks, so that one event for thousands of clients never stalls the
+// process.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Clock } from '../infra/clock.ts';
