@@ -33,6 +33,7 @@ import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
 import { accessChannelForAdministration, usersWhoCanSeeChannel } from './channel-access.ts';
 import {
+  checkChannelNameFree,
   emitChannelDeletion,
   emitSubscriptionAdds,
   presentChannelRow,
@@ -208,8 +209,7 @@ async function checkUpdate(
     // A change of case only is the same name.
     if (name.toLowerCase() !== channel.name_key) {
       checkChannelName(name);
-      if (await channelsStore.getChannelByName(ctx.db, actor.realm.id, name))
-        throw badRequest(`Channel '${name}' already exists`);
+      await checkChannelNameFree(ctx.db, actor.realm.id, name);
     }
   }
   await checkChannelFolderId(ctx.db, actor.realm, p.folder_id);
@@ -276,6 +276,8 @@ export async function updateChannel(
     if (p.new_name !== undefined) {
       const old = await current(work, realm, id);
       const name = p.new_name.trim();
+      // Checked again here: another rename to this name may have committed since.
+      if (name.toLowerCase() !== old.name_key) await checkChannelNameFree(work.db, realm.id, name);
       await channelsStore.updateChannel(work.db, id, { name, name_key: name.toLowerCase() });
       // The event names the channel by its old name, so clients can find it.
       await emitChannelUpdate(work, realm, old, { property: 'name', value: name });

@@ -97,6 +97,12 @@ export async function renderChannelDescription(
   });
 }
 
+/** No channel of the realm has this name (in any case): inside the transaction that takes it. */
+export async function checkChannelNameFree(db: Q, realmId: number, name: string): Promise<void> {
+  if (await channelsStore.getChannelByName(db, realmId, name))
+    throw badRequest(`Channel '${name}' already exists`);
+}
+
 /** Create a channel inside the caller's transaction; announce it with announceNewChannel. */
 export async function doCreateChannel(
   ctx: AppContext,
@@ -106,8 +112,7 @@ export async function doCreateChannel(
   params: NewChannelParams,
 ): Promise<ChannelRow> {
   const name = checkChannelName(params.name.trim());
-  if (await channelsStore.getChannelByName(work.db, realm.id, name))
-    throw badRequest(`Channel '${name}' already exists`);
+  await checkChannelNameFree(work.db, realm.id, name);
   const description = checkChannelDescription(params.description ?? '');
   const now = unixNow(ctx.clock);
   const systemGroups = await groups.listSystemGroups(work.db, realm.id);

@@ -6,7 +6,7 @@ import { badRequest } from '../lib/errors.ts';
 import { presentBot } from '../lib/presenters/bots.ts';
 import { reportContent, reportTopic, type ReportType } from '../lib/message-reports.ts';
 import { readRealmSettings } from '../lib/realm-settings.ts';
-import { realmHost } from '../lib/realm-url.ts';
+import { fakeEmailDomain } from '../lib/realm-url.ts';
 import { isGuest, ROLE } from '../lib/roles.ts';
 import * as channelsStore from '../store/channels.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
@@ -35,7 +35,7 @@ export async function notificationBot(
   work: Work,
   realm: RealmRow,
 ): Promise<UserRow> {
-  const email = `notification-bot@${realmHost(ctx.config.externalUrl, realm.string_id)}`;
+  const email = `notification-bot@${fakeEmailDomain(ctx.config.externalUrl, realm.string_id)}`;
   const existing = await usersStore.getUserByDeliveryEmail(work.db, realm.id, email);
   if (existing) return existing;
   const bot = await doCreateUser(ctx, work, realm, {

@@ -5,7 +5,7 @@
 // stamps its notices with it; /register reads its snapshot in one read transaction together
 // with the current sequence, and the new queue drops notices the snapshot already reflects.
 import type { AppContext } from '../context.ts';
-import { commitOnPostgres, type Db, type Tx } from '../store/db.ts';
+import { commitOnPostgres, isPostgresUniqueViolation, type Db, type Tx } from '../store/db.ts';
 import { groupCommitFor } from './group-commit.ts';
 import {
   advanceEventSeqStatement,
@@ -57,7 +57,14 @@ export async function withTransaction<T>(
   fn: (work: Work) => Promise<T>,
 ): Promise<T> {
   if (ctx.store.dialect === 'postgres') {
-    return withSharedTransaction(ctx, realmId, 1, (_trx, [work]) => fn(work));
+    const run = () => withSharedTransaction(ctx, realmId, 1, (_trx, [work]) => fn(work));
+    // A change checks names and the like inside its transaction, but under READ COMMITTED
+    // another one can commit the same name between the check and the write, and the unique
+    // index refuses it. Run again once, the change's checks see that row and answer as they
+    // would have (SQLite's one writer never lets a check and its write be split).
+    return run().catch((err: unknown) =>
+      isPostgresUniqueViolation(err) ? run() : Promise.reject(err),
+    );
   }
   // SQLite has one writer: concurrent changes commit together, one sync for many
   // (group-commit.ts).

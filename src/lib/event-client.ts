@@ -3,6 +3,7 @@
 // what it receives. Pure: the queue layer and the register snapshot both read it.
 import { badRequest } from './errors.ts';
 import { DEFAULT_EMPTY_TOPIC_DISPLAY_NAME } from './realm-settings.ts';
+import { lookupOwn } from './validation.ts';
 
 /** Every client capability clients may declare; all default to false. */
 export const CLIENT_CAPABILITIES = [
@@ -80,7 +81,7 @@ export function checkEventNarrow(raw: readonly (readonly string[])[]): EventNarr
     if (pair.length !== 2)
       throw badRequest('Invalid narrow: each element must be [operator, operand]');
     const [rawOperator, operand] = pair;
-    const operator = OPERATOR_ALIASES[rawOperator];
+    const operator = lookupOwn(OPERATOR_ALIASES, rawOperator);
     if (!operator) throw badRequest(`Operator ${rawOperator} not supported.`);
     if (operator === 'is' && !IS_OPERANDS.includes(operand)) {
       throw badRequest(`Operator is:${operand} not supported.`);

@@ -3,6 +3,7 @@
 // negated} objects are accepted; legacy operator names map to the current ones. Looking
 // up names and ids is the caller's work (actions/message-fetch.ts); this is pure.
 import { JsonableError } from './errors.ts';
+import { lookupOwn } from './validation.ts';
 
 export const NARROW_OPERATORS = [
   'channel',
@@ -129,7 +130,7 @@ function userListOperand(operand: unknown): UserRef[] {
 }
 
 function checkTerm(raw: RawTerm): NarrowTerm {
-  const operator = OPERATOR_ALIASES[raw.operator] ?? raw.operator;
+  const operator = lookupOwn(OPERATOR_ALIASES, raw.operator) ?? raw.operator;
   const { operand, negated } = raw;
   switch (operator) {
     case 'channel': {

@@ -355,7 +355,10 @@ function checkObject(path: string, schema: JsonSchema, value: Record<string, unk
     if (!Object.hasOwn(value, key)) throw typeError(`${path}${quoteKey(key)} field is missing`);
   }
   for (const [key, v] of Object.entries(value)) {
-    const propSchema = props[key];
+    // Assigning it would replace the result's prototype: no parameter has such a field.
+    if (key === '__proto__') throw typeError(`Argument "${key}" at ${path} is unexpected`);
+    // Own properties only: "constructor" or "toString" must not find Object.prototype's.
+    const propSchema = Object.hasOwn(props, key) ? props[key] : undefined;
     if (propSchema) {
       out[key] = checkValue(`${path}${quoteKey(key)}`, propSchema, v);
     } else if (typeof schema.additionalProperties === 'object') {

@@ -2,6 +2,7 @@
 // user's value may be, and the API form of a field. Pure code; the actions store and emit.
 import { badRequest } from './errors.ts';
 import type { CustomProfileFieldRow } from '../store/schema.ts';
+import { lookupOwn } from './validation.ts';
 
 export const FIELD_TYPE = {
   shortText: 1,
@@ -106,7 +107,8 @@ export function checkFieldData(type: number, data: unknown): string {
       }
       return JSON.stringify({ subtype, url_pattern: pattern });
     }
-    if (!(subtype in DEFAULT_EXTERNAL_ACCOUNTS)) throw badRequest('Invalid external account type');
+    if (!Object.hasOwn(DEFAULT_EXTERNAL_ACCOUNTS, subtype))
+      throw badRequest('Invalid external account type');
     return JSON.stringify({ subtype });
   }
   return '';
@@ -119,7 +121,7 @@ export function defaultExternalAccount(
 ): { name: string; hint: string } | null {
   if (type !== FIELD_TYPE.externalAccount || fieldData === '') return null;
   const subtype = (JSON.parse(fieldData) as { subtype: string }).subtype;
-  return DEFAULT_EXTERNAL_ACCOUNTS[subtype] ?? null;
+  return lookupOwn(DEFAULT_EXTERNAL_ACCOUNTS, subtype) ?? null;
 }
 
 /** Whether the type may be shown in the profile summary. */

@@ -3,6 +3,7 @@
 // the caller looks up and passes in).
 import { badRequest } from './errors.ts';
 import { emojiCodeForName, emojiNameForCode } from './markdown/index.ts';
+import { lookupOwn } from './validation.ts';
 
 export type ReactionType = 'unicode_emoji' | 'realm_emoji' | 'svc_extra_emoji';
 
@@ -17,7 +18,7 @@ const TYPE_ALIASES: Record<string, string> = { zulip_extra_emoji: 'svc_extra_emo
 
 /** The reaction type as stored and shown: legacy names become the current one. */
 export function canonicalReactionType(type: string): string {
-  return TYPE_ALIASES[type] ?? type;
+  return lookupOwn(TYPE_ALIASES, type) ?? type;
 }
 
 /** A custom emoji as reactions need it. */

@@ -12,6 +12,14 @@ const NAME_FORBIDDEN = /[*`\\>"@\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}]/u;
 const EMAIL_RE =
   /^[A-Za-z0-9.!#$%&'*+/=?^_{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
+/**
+ * table[key] when key is one of the table's own: a client's "constructor" or "__proto__"
+ * must not find what every object inherits.
+ */
+export function lookupOwn<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 /** A display name: trimmed, bounded, without characters that break mentions. */
 export function checkFullName(raw: string): string {
   const name = raw.trim();

@@ -434,6 +434,11 @@ export function isPostgres(db: Q): boolean {
   return postgresByAdapter.has(db.getExecutor().adapter);
 }
 
+/** PostgreSQL refused a row that a unique index already holds (unique_violation). */
+export function isPostgresUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '23505';
+}
+
 /** The PostgreSQL bookkeeping behind db, or null on SQLite. */
 export function postgresReads(db: Q): PostgresReads | null {
   return postgresByAdapter.get(db.getExecutor().adapter) ?? null;

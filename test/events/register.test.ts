@@ -367,6 +367,7 @@ test('POST /register: bad parameters', () =>
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ narrow: [['search', 'lunch']] }, 'Operator search not supported.'],
       [{ narrow: [['is', 'followed']] }, 'Operator is:followed not supported.'],
+      [{ narrow: [['constructor', 'x']] }, 'Operator constructor not supported.'],
       [{ narrow: [['channel']] }, 'Invalid narrow: each element must be [operator, operand]'],
       [{ narrow: 'channel' }, 'narrow is not valid JSON'],
       [{ narrow: { channel: 'x' } }, 'narrow is not a list'],

@@ -120,6 +120,23 @@ describe('PATCH /streams/{id}: name and description', () => {
     );
   });
 
+  test('two channels renamed to one name at once: one is, the other is told the name exists', async () => {
+    const [design, secret] = [t.fx.channels.design, t.fx.channels.secret];
+    const before = await channelRow(t, secret.id);
+    const [first, second] = await Promise.all([
+      patch('admin', design.id, { new_name: 'plans', description: 'Plans' }),
+      patch('admin', secret.id, { new_name: 'plans', description: 'Plans' }),
+    ]);
+    assert.deepEqual(first.body, SUCCESS);
+    assertError(second, "Channel 'plans' already exists");
+    // Nothing of the refused change is kept: not its description either.
+    assert.deepEqual(
+      [(await channelRow(t, design.id)).name, (await channelRow(t, secret.id)).name],
+      ['plans', 'secret'],
+    );
+    assert.equal((await channelRow(t, secret.id)).description, before.description);
+  });
+
   test('names are checked', async () => {
     const id = t.fx.channels.design.id;
     assertError(

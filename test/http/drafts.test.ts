@@ -243,6 +243,19 @@ describe('drafts', () => {
       await create(m, [channelDraft(), channelDraft({ to: [] })]),
       'Must specify exactly 1 channel ID for channel messages',
     );
+    // Names every object inherits are unexpected too; "__proto__" replaces no prototype.
+    const general = t.fx.channels.general.id;
+    badRequest(
+      await create(
+        m,
+        `[{"type":"stream","to":[${general}],"topic":"t","content":"c","__proto__":{"timestamp":"x"}}]`,
+      ),
+      'Argument "__proto__" at drafts[0] is unexpected',
+    );
+    badRequest(
+      await create(m, [channelDraft({ constructor: { timestamp: 'x' } })]),
+      'Argument "constructor" at drafts[0] is unexpected',
+    );
     assert.deepEqual(await list(m), { ...SUCCESS, count: 0, drafts: [] });
     // An empty batch creates nothing and tells nobody.
     assert.deepEqual((await create(m, [])).body, { ...SUCCESS, ids: [] });

@@ -341,6 +341,33 @@ describe('revoking and resending', () => {
 });
 
 describe('POST /invites/accept', () => {
+  test('behind an external URL with a port, the referrer is told by the Notification Bot', async () => {
+    const portMail = memoryMailer();
+    const app = await buildTestApp({
+      mailer: portMail,
+      config: { externalUrl: new URL('http://parley.test:9991') },
+    });
+    try {
+      await app.as(app.fx.admin).post('/invites', inviteBody('port@example.com'));
+      const res = await app.as(null).post('/invites/accept', {
+        key: mailKey(portMail.sent[0].text),
+        full_name: 'Port Joiner',
+        password: 'a strong enough password',
+      });
+      assert.equal(res.status, 200, res.text);
+      // An address's domain has no port.
+      const bot = await app.ctx.db
+        .selectFrom('users')
+        .select(['delivery_email', 'is_bot'])
+        .where('full_name', '=', 'Notification Bot')
+        .where('realm_id', '=', app.fx.realm.id)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(bot, { delivery_email: 'notification-bot@parley.test', is_bot: 1 });
+    } finally {
+      await app.close();
+    }
+  });
+
   test('an email invitation becomes an active user with its role and channels; the referrer is told', async () => {
     await as('member').post(
       '/invites',

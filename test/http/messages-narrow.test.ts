@@ -282,6 +282,7 @@ describe('errors', () => {
     );
   test('unknown operators and operands', async () => {
     await bad([['color', 'red']], 'Invalid narrow operator: unknown operator color');
+    await bad([['toString', 'x']], 'Invalid narrow operator: unknown operator toString');
     await bad([['is', 'shiny']], "Invalid narrow operator: unknown 'is' operand shiny");
     await bad([['has', 'poem']], "Invalid narrow operator: unknown 'has' operand poem");
     await bad([['channels', 'all']], 'Invalid narrow operator: unknown channels operand all');

@@ -141,6 +141,10 @@ describe('custom profile fields', () => {
         'Invalid external account type',
       ],
       [
+        { name: 'X', field_type: 7, field_data: { subtype: 'constructor' } },
+        'Invalid external account type',
+      ],
+      [
         { name: 'X', field_type: 7, field_data: { subtype: 'custom' } },
         'Custom external account must define URL pattern',
       ],

@@ -201,6 +201,16 @@ describe('POST /messages/{id}/reactions', () => {
         'Invalid emoji name.',
       ],
       [{ emoji_name: 'smile', reaction_type: 'sticker' }, 'Invalid emoji type.'],
+      // Names every object inherits are no types either.
+      [{ emoji_name: 'smile', reaction_type: 'constructor' }, 'Invalid emoji type.'],
+      [
+        { emoji_name: 'smile', emoji_code: '1f642', reaction_type: '__proto__' },
+        'Invalid emoji type.',
+      ],
+      [
+        { emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'hasOwnProperty' },
+        'Invalid emoji type.',
+      ],
     ];
     for (const [params, msg] of cases) {
       assertError(await react(t.fx.member, id, params), 400, 'BAD_REQUEST', msg);

@@ -50,7 +50,7 @@ export const realmRoutes = [
     handler: async ({ ctx, actor, params }) => {
       const { name, description, ...rest } = params as Record<string, unknown>;
       const settings = Object.fromEntries(
-        Object.entries(rest).filter(([k]) => k in REALM_SETTINGS),
+        Object.entries(rest).filter(([k]) => Object.hasOwn(REALM_SETTINGS, k)),
       ) as Partial<Record<RealmSettingName, unknown>>;
       return updateRealmSettings(ctx, actor, {
         name: name as string | undefined,

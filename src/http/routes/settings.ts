@@ -37,7 +37,7 @@ export const settingsRoutes = [
         unknown
       >;
       const settings = Object.fromEntries(
-        Object.entries(rest).filter(([name]) => name in USER_SETTINGS),
+        Object.entries(rest).filter(([name]) => Object.hasOwn(USER_SETTINGS, name)),
       ) as Partial<Record<UserSettingName, boolean | number | string>>;
       await updateSettings(ctx, actor, {
         full_name: full_name as string | undefined,
