@@ -70,6 +70,10 @@ export const HOSTILE_VALUES = [
   '{"new":null}',
   '{"new":{"direct_members":[1e999],"direct_subgroups":[]}}',
   '{"__proto__":{"x":1}}',
+  // What every object inherits: a lookup in a plain table must not find it.
+  'constructor',
+  '__proto__',
+  '{"constructor":{"x":1}}',
   '"\u0000"',
   '\u0000',
   '\ud800',
