@@ -5,12 +5,13 @@
 // stamps its notices with it; /register reads its snapshot in one read transaction together
 // with the current sequence, and the new queue drops notices the snapshot already reflects.
 import type { AppContext } from '../context.ts';
-import { commitOnPostgres, isPostgresUniqueViolation, type Db, type Tx } from '../store/db.ts';
+import { commitOnPostgres, isLostPostgresRace, type Db, type Tx } from '../store/db.ts';
 import { groupCommitFor } from './group-commit.ts';
 import {
   advanceEventSeqStatement,
   currentEventSeq,
   eventSeqOf,
+  lockRealmChanges,
   nextEventSeq,
 } from '../store/realms.ts';
 import type { Notice, ParleyEvent } from '../events/types.ts';
@@ -57,14 +58,18 @@ export async function withTransaction<T>(
   fn: (work: Work) => Promise<T>,
 ): Promise<T> {
   if (ctx.store.dialect === 'postgres') {
-    const run = () => withSharedTransaction(ctx, realmId, 1, (_trx, [work]) => fn(work));
-    // A change checks names and the like inside its transaction, but under READ COMMITTED
-    // another one can commit the same name between the check and the write, and the unique
-    // index refuses it. Run again once, the change's checks see that row and answer as they
-    // would have (SQLite's one writer never lets a check and its write be split).
-    return run().catch((err: unknown) =>
-      isPostgresUniqueViolation(err) ? run() : Promise.reject(err),
-    );
+    // A change checks what it changes inside its transaction (a name is free, a group is
+    // active, an owner is left). Under READ COMMITTED two changes would each check before
+    // the other commits: the realm's changes take turns instead, as SQLite's one writer
+    // makes them (sends are batched apart, writeSends in messages.ts). One that still loses
+    // a race (a unique index, a deadlock with a send) runs again once, and its checks then
+    // answer as they would have.
+    const run = () =>
+      withSharedTransaction(ctx, realmId, 1, async (trx, [work]) => {
+        await lockRealmChanges(trx, realmId ?? 0);
+        return fn(work);
+      });
+    return run().catch((err: unknown) => (isLostPostgresRace(err) ? run() : Promise.reject(err)));
   }
   // SQLite has one writer: concurrent changes commit together, one sync for many
   // (group-commit.ts).

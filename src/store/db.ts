@@ -434,9 +434,13 @@ export function isPostgres(db: Q): boolean {
   return postgresByAdapter.has(db.getExecutor().adapter);
 }
 
-/** PostgreSQL refused a row that a unique index already holds (unique_violation). */
-export function isPostgresUniqueViolation(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === '23505';
+/**
+ * A PostgreSQL transaction lost a race it can win when run again: a unique index already
+ * holds its row (unique_violation), or it was chosen to break a deadlock (deadlock_detected).
+ */
+export function isLostPostgresRace(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === '40P01';
 }
 
 /** The PostgreSQL bookkeeping behind db, or null on SQLite. */

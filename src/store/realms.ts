@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { NewRealm, RealmRow } from './schema.ts';
@@ -87,6 +88,19 @@ export async function eventSeqsOf(db: Q, realmIds: number[]): Promise<Map<number
     for (const r of rows) seqs.set(Number(r.realm_id), Number(r.event_seq));
   }
   return seqs;
+}
+
+/** Advisory locks of Parley's own, apart from any another application takes. */
+const REALM_CHANGES_LOCK_SPACE = 0x7061726c; // "parl"
+
+/**
+ * PostgreSQL only: wait until no other transaction changes this realm, and hold that until
+ * this one ends (0 is every change that names no realm: creating an organization).
+ */
+export async function lockRealmChanges(db: Q, realmId: number): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${REALM_CHANGES_LOCK_SPACE}::int4, ${realmId}::int4)`.execute(
+    db,
+  );
 }
 
 /** The realm's commit sequence; 0 before its first evented change. */

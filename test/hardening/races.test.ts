@@ -1,0 +1,101 @@
+// Changes that race: many requests at once that each check what the others change. On
+// SQLite one writer runs them one after another; on PostgreSQL (CI's second run) a
+// realm's changes take turns on an advisory lock (actions/transaction.ts). Either way
+// the answers and the state are those of the same requests sent one after another.
+import { afterEach, beforeEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ROLE, systemGroupForRole } from '../../src/lib/roles.ts';
+import { buildTestApp, type TestApp } from '../support/app.ts';
+import { err } from '../support/callers.ts';
+import { SUCCESS } from '../support/client.ts';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await buildTestApp();
+});
+afterEach(async () => {
+  await t.close();
+});
+
+/** Each distinct answer body (as JSON) with how many requests got it. */
+function tally(answers: Array<{ status: number; body: unknown }>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of answers) {
+    const key = `${a.status} ${JSON.stringify(a.body)}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+test('ten creations of one channel folder name: one folder, nine told the name is in use', async () => {
+  const admin = t.as(t.fx.admin);
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, () =>
+      admin.post('/channel_folders/create', { name: 'Teams', description: '' }),
+    ),
+  );
+  const [created] = answers.filter((a) => a.status === 200);
+  assert.ok(created, JSON.stringify(tally(answers)));
+  assert.deepEqual(tally(answers), {
+    [`200 ${JSON.stringify(created.body)}`]: 1,
+    [`400 ${JSON.stringify(err('Channel folder name already in use'))}`]: 9,
+  });
+  const folders = await t.ctx.db
+    .selectFrom('channel_folders')
+    .select('name')
+    .where('realm_id', '=', t.fx.realm.id)
+    .where('name', '=', 'Teams')
+    .execute();
+  assert.equal(folders.length, 1);
+});
+
+test('two owners demote each other at once: one does, the organization keeps an owner', async () => {
+  const [owner, admin] = [t.fx.owner, t.fx.admin];
+  assert.deepEqual(
+    (await t.as(owner).patch(`/users/${admin.id}`, { role: ROLE.owner })).body,
+    SUCCESS,
+  );
+  const answers = await Promise.all([
+    t.as(owner).patch(`/users/${admin.id}`, { role: ROLE.member }),
+    t.as(admin).patch(`/users/${owner.id}`, { role: ROLE.member }),
+  ]);
+  assert.deepEqual(tally(answers), {
+    [`200 ${JSON.stringify(SUCCESS)}`]: 1,
+    [`400 ${JSON.stringify(err('The owner permission cannot be removed from the only organization owner.'))}`]: 1,
+  });
+  const owners = await t.ctx.db
+    .selectFrom('users')
+    .select('id')
+    .where('realm_id', '=', t.fx.realm.id)
+    .where('role', '=', ROLE.owner)
+    .where('is_active', '=', 1)
+    .execute();
+  assert.equal(owners.length, 1);
+});
+
+test('eight role changes of one user at once: each answered, one system group left, the last role', async () => {
+  const roles = [ROLE.administrator, ROLE.moderator, ROLE.guest, ROLE.member];
+  const target = t.fx.member2;
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      t.as(t.fx.owner).patch(`/users/${target.id}`, { role: roles[i % roles.length] }),
+    ),
+  );
+  assert.deepEqual(tally(answers), { [`200 ${JSON.stringify(SUCCESS)}`]: 8 });
+  const user = await t.ctx.db
+    .selectFrom('users')
+    .select('role')
+    .where('id', '=', target.id)
+    .executeTakeFirstOrThrow();
+  const memberOf = await t.ctx.db
+    .selectFrom('user_group_members as m')
+    .innerJoin('user_groups as g', 'g.id', 'm.group_id')
+    .select('g.name')
+    .where('m.user_id', '=', target.id)
+    .where('g.is_system_group', '=', 1)
+    .execute();
+  assert.deepEqual(
+    memberOf.map((g) => g.name),
+    [systemGroupForRole(Number(user.role))],
+  );
+});
