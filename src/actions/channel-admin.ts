@@ -423,6 +423,9 @@ export async function archiveChannel(
   if (channel.is_archived === 1) throw badRequest('Channel is already deactivated');
   await withTransaction(ctx, actor.realm.id, async (work) => {
     const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;
+    // Again here: another request may have archived it since (one archive, one event).
+    if ((await current(work, realm, channel.id)).is_archived === 1)
+      throw badRequest('Channel is already deactivated');
     const affected = await usersWhoCanSeeChannel(work.db, realm, channel);
     await channelsStore.updateChannel(work.db, channel.id, { is_archived: 1 });
     const settings = { ...readRealmSettings(realm.settings) };

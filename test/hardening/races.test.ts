@@ -73,6 +73,17 @@ test('two owners demote each other at once: one does, the organization keeps an 
   assert.equal(owners.length, 1);
 });
 
+test('five archives of one channel at once: one archives it, four are told it already is', async () => {
+  const id = t.fx.channels.design.id;
+  const answers = await Promise.all(
+    Array.from({ length: 5 }, () => t.as(t.fx.admin).delete(`/streams/${id}`)),
+  );
+  assert.deepEqual(tally(answers), {
+    [`200 ${JSON.stringify(SUCCESS)}`]: 1,
+    [`400 ${JSON.stringify(err('Channel is already deactivated'))}`]: 4,
+  });
+});
+
 test('eight role changes of one user at once: each answered, one system group left, the last role', async () => {
   const roles = [ROLE.administrator, ROLE.moderator, ROLE.guest, ROLE.member];
   const target = t.fx.member2;
