@@ -122,6 +122,9 @@ export async function reactivateUser(
   const target = await accessUserById(ctx, actor, targetId, { forAdmin: true });
   if (target.is_active) throw badRequest('User is already active');
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Again here: another request may have reactivated them since (one change, one event).
+    if ((await usersStore.getUserById(work.db, actor.realm.id, target.id))?.is_active)
+      throw badRequest('User is already active');
     if (target.is_bot && target.bot_owner_id) {
       const owner = await usersStore.getUserById(work.db, actor.realm.id, target.bot_owner_id);
       if (!owner?.is_active) throw badRequest('Cannot reactivate a bot whose owner is deactivated');

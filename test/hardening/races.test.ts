@@ -84,6 +84,17 @@ test('five archives of one channel at once: one archives it, four are told it al
   });
 });
 
+test('five reactivations of one user at once: one reactivates, four are told they already are', async () => {
+  const id = t.fx.deactivated.id;
+  const answers = await Promise.all(
+    Array.from({ length: 5 }, () => t.as(t.fx.admin).post(`/users/${id}/reactivate`)),
+  );
+  assert.deepEqual(tally(answers), {
+    [`200 ${JSON.stringify(SUCCESS)}`]: 1,
+    [`400 ${JSON.stringify(err('User is already active'))}`]: 4,
+  });
+});
+
 test('eight role changes of one user at once: each answered, one system group left, the last role', async () => {
   const roles = [ROLE.administrator, ROLE.moderator, ROLE.guest, ROLE.member];
   const target = t.fx.member2;
