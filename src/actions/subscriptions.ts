@@ -132,6 +132,9 @@ export function readTopicsPolicy(raw: string): ChannelTopicsPolicy {
   return value as ChannelTopicsPolicy;
 }
 
+/** A channel the plan was to create exists by now: plan again, which finds it. */
+class StalePlan extends Error {}
+
 /**
  * POST /users/me/subscriptions: subscribe the principals (or the actor) to the named
  * channels, creating the missing ones when the actor may create channels.
@@ -140,6 +143,20 @@ export async function subscribe(
   ctx: AppContext,
   actor: Actor,
   p: SubscribeParams,
+): Promise<SubscribeResult> {
+  try {
+    return await subscribeAsPlanned(ctx, actor, p, false);
+  } catch (err) {
+    if (err instanceof StalePlan) return subscribeAsPlanned(ctx, actor, p, true);
+    throw err;
+  }
+}
+
+async function subscribeAsPlanned(
+  ctx: AppContext,
+  actor: Actor,
+  p: SubscribeParams,
+  lastTry: boolean,
 ): Promise<SubscribeResult> {
   if (isGuest(actor.user)) throw badRequest('Not allowed for guest users');
   for (const s of p.subscriptions) {
@@ -193,6 +210,13 @@ export async function subscribe(
 
   const colors = new Map<number, string>();
   const result = await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Another request may have created one of them since the plan was made.
+    const taken = await channelsStore.getChannelsByNames(
+      work.db,
+      actor.realm.id,
+      missing.map((r) => r.name.toLowerCase()),
+    );
+    if (taken.size > 0 && !lastTry) throw new StalePlan();
     const created: ChannelRow[] = [];
     for (const r of missing) {
       const inviteOnly = p.invite_only;

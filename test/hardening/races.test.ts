@@ -95,6 +95,26 @@ test('five reactivations of one user at once: one reactivates, four are told the
   });
 });
 
+test('five users subscribe at once to a channel none has created: one channel, all subscribed', async () => {
+  const who = [t.fx.owner, t.fx.admin, t.fx.moderator, t.fx.member, t.fx.member2];
+  const answers = await Promise.all(
+    who.map((u) =>
+      t.as(u).post('/users/me/subscriptions', { subscriptions: [{ name: 'standup' }] }),
+    ),
+  );
+  assert.deepEqual(
+    answers.map((a) => [a.status, a.body.subscribed]),
+    who.map((u) => [200, { [String(u.id)]: ['standup'] }]),
+  );
+  const channels = await t.ctx.db
+    .selectFrom('channels')
+    .select('id')
+    .where('realm_id', '=', t.fx.realm.id)
+    .where('name', '=', 'standup')
+    .execute();
+  assert.equal(channels.length, 1);
+});
+
 test('eight role changes of one user at once: each answered, one system group left, the last role', async () => {
   const roles = [ROLE.administrator, ROLE.moderator, ROLE.guest, ROLE.member];
   const target = t.fx.member2;
