@@ -12,7 +12,12 @@ import * as channelsStore from '../store/channels.ts';
 import type { Q } from '../store/db.ts';
 import type { ChannelRow, RealmRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
-import { accessChannelById, accessChannelByName, invalidChannelName } from './channel-access.ts';
+import {
+  accessChannelById,
+  accessChannelByName,
+  invalidChannelId,
+  invalidChannelName,
+} from './channel-access.ts';
 import { checkAdmin } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
@@ -57,9 +62,13 @@ export async function addDefaultChannel(
   checkAdmin(actor);
   const { channel } = await accessChannelById(ctx, actor, channelId, { content: true });
   if (channel.invite_only) throw badRequest('Private channels cannot be made default.');
-  await withTransaction(ctx, actor.realm.id, (work) =>
-    addDefaultChannelIn(work, actor.realm, channel),
-  );
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Again here: the channel may have been archived or made private since.
+    const now = await channelsStore.getChannel(work.db, actor.realm.id, channel.id);
+    if (!now || now.is_archived === 1) throw invalidChannelId();
+    if (now.invite_only) throw badRequest('Private channels cannot be made default.');
+    await addDefaultChannelIn(work, actor.realm, now);
+  });
 }
 
 /** Make a channel default inside the caller's transaction (nothing happens if it is). */
@@ -212,11 +221,13 @@ export async function updateDefaultChannelGroupChannels(
   params: { op: string; stream_names: string[] },
 ): Promise<void> {
   checkAdmin(actor);
-  const group = await accessGroup(ctx.db, actor.realm, groupId);
+  await accessGroup(ctx.db, actor.realm, groupId);
   const channels = await accessChannelsByName(ctx, actor, params.stream_names);
   if (params.op !== 'add' && params.op !== 'remove')
     throw badRequest('Invalid value for "op". Specify one of "add" or "remove".');
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Read again here: the group may have been changed or deleted since.
+    const group = await accessGroup(work.db, actor.realm, groupId);
     if (params.op === 'add') {
       await checkNotDefault(work.db, actor.realm, channels, group.name);
       const present = channels.find((c) => group.channelIds.includes(c.id));

@@ -115,6 +115,59 @@ test('five users subscribe at once to a channel none has created: one channel, a
   assert.equal(channels.length, 1);
 });
 
+test('a channel archived while made default at once: never an archived default channel', async () => {
+  const id = t.fx.channels.design.id;
+  const answers = await Promise.all([
+    t.as(t.fx.admin).delete(`/streams/${id}`),
+    ...Array.from({ length: 4 }, () =>
+      t.as(t.fx.admin).post('/default_streams', { stream_id: id }),
+    ),
+  ]);
+  assert.deepEqual(
+    answers.filter((a) => a.status >= 500),
+    [],
+  );
+  assert.equal(answers[0].status, 200, answers[0].text);
+  const defaults = await t.ctx.db
+    .selectFrom('default_channels')
+    .select('channel_id')
+    .where('realm_id', '=', t.fx.realm.id)
+    .execute();
+  assert.ok(!defaults.some((d) => Number(d.channel_id) === id), JSON.stringify(defaults));
+});
+
+test('a default channel group deleted while channels are added to it: no server error, gone', async () => {
+  const admin = t.as(t.fx.admin);
+  const created = await admin.post('/default_stream_groups/create', {
+    group_name: 'Starters',
+    description: '',
+    stream_names: ['general'],
+  });
+  assert.deepEqual(created.body, SUCCESS);
+  const groups = () =>
+    t.ctx.db
+      .selectFrom('default_channel_groups')
+      .select('id')
+      .where('realm_id', '=', t.fx.realm.id)
+      .execute();
+  const id = Number((await groups())[0].id);
+  const answers = await Promise.all([
+    admin.delete(`/default_stream_groups/${id}`),
+    ...Array.from({ length: 4 }, (_, i) =>
+      admin.patch(`/default_stream_groups/${id}/streams`, {
+        op: 'add',
+        stream_names: [i % 2 === 0 ? 'design' : 'announce'],
+      }),
+    ),
+  ]);
+  assert.deepEqual(
+    answers.filter((a) => a.status >= 500).map((a) => a.text),
+    [],
+  );
+  assert.deepEqual(answers[0].body, SUCCESS);
+  assert.deepEqual(await groups(), []);
+});
+
 test('eight role changes of one user at once: each answered, one system group left, the last role', async () => {
   const roles = [ROLE.administrator, ROLE.moderator, ROLE.guest, ROLE.member];
   const target = t.fx.member2;
