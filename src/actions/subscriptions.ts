@@ -214,7 +214,7 @@ async function subscribeAsPlanned(
     const taken = await channelsStore.getChannelsByNames(
       work.db,
       actor.realm.id,
-      missing.map((r) => r.name.toLowerCase()),
+      missing.map((r) => r.name),
     );
     if (taken.size > 0 && !lastTry) throw new StalePlan();
     const created: ChannelRow[] = [];

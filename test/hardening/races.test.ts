@@ -27,6 +27,17 @@ function tally(answers: Array<{ status: number; body: unknown }>): Record<string
   return out;
 }
 
+/** Rows of the organization's table with exactly this name. */
+async function countNamed(table: 'channel_folders' | 'channels', name: string): Promise<number> {
+  const rows = await t.ctx.db
+    .selectFrom(table)
+    .select('id')
+    .where('realm_id', '=', t.fx.realm.id)
+    .where('name', '=', name)
+    .execute();
+  return rows.length;
+}
+
 test('ten creations of one channel folder name: one folder, nine told the name is in use', async () => {
   const admin = t.as(t.fx.admin);
   const answers = await Promise.all(
@@ -40,13 +51,7 @@ test('ten creations of one channel folder name: one folder, nine told the name i
     [`200 ${JSON.stringify(created.body)}`]: 1,
     [`400 ${JSON.stringify(err('Channel folder name already in use'))}`]: 9,
   });
-  const folders = await t.ctx.db
-    .selectFrom('channel_folders')
-    .select('name')
-    .where('realm_id', '=', t.fx.realm.id)
-    .where('name', '=', 'Teams')
-    .execute();
-  assert.equal(folders.length, 1);
+  assert.equal(await countNamed('channel_folders', 'Teams'), 1);
 });
 
 test('two owners demote each other at once: one does, the organization keeps an owner', async () => {
@@ -106,13 +111,7 @@ test('five users subscribe at once to a channel none has created: one channel, a
     answers.map((a) => [a.status, a.body.subscribed]),
     who.map((u) => [200, { [String(u.id)]: ['standup'] }]),
   );
-  const channels = await t.ctx.db
-    .selectFrom('channels')
-    .select('id')
-    .where('realm_id', '=', t.fx.realm.id)
-    .where('name', '=', 'standup')
-    .execute();
-  assert.equal(channels.length, 1);
+  assert.equal(await countNamed('channels', 'standup'), 1);
 });
 
 test('a channel archived while made default at once: never an archived default channel', async () => {
