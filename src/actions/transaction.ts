@@ -5,7 +5,13 @@
 // stamps its notices with it; /register reads its snapshot in one read transaction together
 // with the current sequence, and the new queue drops notices the snapshot already reflects.
 import type { AppContext } from '../context.ts';
-import { commitOnPostgres, isLostPostgresRace, type Db, type Tx } from '../store/db.ts';
+import {
+  commitOnPostgres,
+  isLostPostgresRace,
+  readVersionInTransaction,
+  type Db,
+  type Tx,
+} from '../store/db.ts';
 import { groupCommitFor } from './group-commit.ts';
 import {
   advanceEventSeqStatement,
@@ -192,6 +198,9 @@ export async function withReadSnapshot<T>(
       ? ctx.db.transaction().setIsolationLevel('repeatable read')
       : ctx.db.transaction();
   return builder.execute(async (trx) => {
+    // Cached reads must not be older than the snapshot (the queue drops the events of
+    // changes a snapshot already shows).
+    await readVersionInTransaction(trx);
     const seq = await currentEventSeq(trx, realmId);
     return { seq, value: await fn(trx) };
   });

@@ -180,7 +180,7 @@ function runnerOf<A extends unknown[], R>(
       return rows;
     }
     const pg = coveredOnPostgres ? postgresReads(db) : null;
-    const version = pg?.knownVersion() ?? null;
+    const version = pg?.versionFor(db) ?? null;
     if (!pg || version === null) return frozen(await fresh());
     const kept = keptFor(db);
     const at = pg.writes.now();

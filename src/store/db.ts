@@ -391,13 +391,15 @@ export function openPostgres(opts: PostgresOptions): Store {
     }
     return thisTurn;
   };
+  const knownVersion = (): number | null => {
+    // Keeps the counter read once a turn even where no request asks for it (a worker).
+    void accountsVersion();
+    return performance.now() - lastRead.at <= KNOWN_VERSION_MS ? lastRead.version : null;
+  };
   postgresByAdapter.set(db.getExecutor().adapter, {
     writes,
-    knownVersion() {
-      // Keeps the counter read once a turn even where no request asks for it (a worker).
-      void accountsVersion();
-      return performance.now() - lastRead.at <= KNOWN_VERSION_MS ? lastRead.version : null;
-    },
+    versionFor: (q) =>
+      versionsInTransaction.has(q) ? versionsInTransaction.get(q)! : knownVersion(),
   });
   return {
     db,
@@ -419,15 +421,33 @@ export interface PostgresReads {
   /** This process's writes, pending while their transactions are open. */
   writes: TableWrites;
   /**
-   * The counter of migrations 0011 and 0012 as last read, if that read started within the
-   * last 100 ms (under load, in this turn of the event loop or the last); null otherwise.
-   * Never a new read to wait for: a transaction holding a pool connection that waited for
-   * another connection could wait for ever.
+   * The counter of migrations 0011 and 0012 that cached reads on q are checked against:
+   * inside a transaction that read it itself (readVersionInTransaction), that read; else the
+   * counter as last read by this process, if that read started within the last 100 ms
+   * (under load, in this turn of the event loop or the last); null otherwise. Never a new
+   * read to wait for: a transaction holding a pool connection that waited for another
+   * connection could wait for ever.
    */
-  knownVersion(): number | null;
+  versionFor(q: Q): number | null;
 }
 
 const postgresByAdapter = new WeakMap<object, PostgresReads>();
+
+/** The counter as read inside a transaction, by the transaction's Kysely instance. */
+const versionsInTransaction = new WeakMap<object, number | null>();
+
+/**
+ * PostgreSQL only: read the counter inside this transaction, and check its cached reads
+ * against that read rather than the process's. The process's may be up to 100 ms old: a
+ * change that has waited for its realm's turn (store/realms.ts lockRealmChanges) would read
+ * rows another process committed in the meantime as they were before, and so would a
+ * register snapshot, which would then drop the events of changes it does not show.
+ */
+export async function readVersionInTransaction(trx: Q): Promise<void> {
+  if (!isPostgres(trx)) return;
+  const { rows } = await sql<{ n: number }>`select n from accounts_version`.execute(trx);
+  versionsInTransaction.set(trx, rows.length === 1 ? rows[0].n : null);
+}
 
 /** Whether db is on PostgreSQL (for the few statements written for one database). */
 export function isPostgres(db: Q): boolean {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { compiledQuery } from './compiled.ts';
-import type { Q } from './db.ts';
+import { readVersionInTransaction, type Q } from './db.ts';
 import type { NewRealm, RealmRow } from './schema.ts';
 
 export async function insertRealm(db: Q, row: NewRealm): Promise<RealmRow> {
@@ -95,12 +95,16 @@ const REALM_CHANGES_LOCK_SPACE = 0x7061726c; // "parl"
 
 /**
  * PostgreSQL only: wait until no other transaction changes this realm, and hold that until
- * this one ends (0 is every change that names no realm: creating an organization).
+ * this one ends (0 is every change that names no realm: creating an organization). The
+ * transaction's cached reads then see every change that had its turn before.
  */
 export async function lockRealmChanges(db: Q, realmId: number): Promise<void> {
   await sql`select pg_advisory_xact_lock(${REALM_CHANGES_LOCK_SPACE}::int4, ${realmId}::int4)`.execute(
     db,
   );
+  // A statement of its own: under READ COMMITTED the lock's statement sees what was
+  // committed when it started, before its wait.
+  await readVersionInTransaction(db);
 }
 
 /** The realm's commit sequence; 0 before its first evented change. */

@@ -14,6 +14,7 @@ import { openPostgres, openSqlite, type Q, type Store } from '../../src/store/db
 import { migrateToLatest } from '../../src/store/migrations/index.ts';
 import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 import { CASCADES, tablesRead } from '../../src/store/table-writes.ts';
+import { withReadSnapshot, withTransaction } from '../../src/actions/transaction.ts';
 import { buildTestApp, POSTGRES_SKIP, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'parley-cached-reads-'));
@@ -340,5 +341,31 @@ describe('cached reads on PostgreSQL', { skip: POSTGRES_SKIP }, () => {
       .catch(() => undefined);
     await request();
     assert.equal((await read())!.description, 'not committed');
+  });
+
+  // Another process's commit a moment ago is not yet in this process's counter (it is read
+  // once a turn and trusted for 100 ms). A change that waited for its realm's turn, and a
+  // register snapshot, read the counter themselves.
+  test("a change that takes the realm's turn, and a snapshot, see another process's commit at once", async () => {
+    const other = openPostgres({ url: TEST_DATABASE_URL!, schema: t.ctx.store.schema, max: 1 });
+    try {
+      await request();
+      await read();
+      await describeChannel(other.db, 'before the change');
+      const inChange = await withTransaction(t.ctx, t.fx.realm.id, async (work) =>
+        getChannel(work.db, t.fx.realm.id, channelId()),
+      );
+      assert.equal(inChange!.description, 'before the change');
+
+      await request();
+      await read();
+      await describeChannel(other.db, 'before the snapshot');
+      const { value: inSnapshot } = await withReadSnapshot(t.ctx, t.fx.realm.id, (q) =>
+        getChannel(q, t.fx.realm.id, channelId()),
+      );
+      assert.equal(inSnapshot!.description, 'before the snapshot');
+    } finally {
+      await other.close();
+    }
   });
 });
