@@ -97,9 +97,12 @@ export async function deactivateUser(
   });
   if (target.role === ROLE.owner && !isOwner(actor.user)) throw mustBeOwner();
   // The queue layer drops the user's queues, in every process, when the event arrives.
-  await withTransaction(ctx, actor.realm.id, (work) =>
-    doDeactivate(ctx, work, actor.realm, target),
-  );
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Again here: another request may have deactivated them since (one success, as in turn).
+    if (!(await usersStore.getUserById(work.db, actor.realm.id, target.id))?.is_active)
+      throw badRequest('User is deactivated');
+    return doDeactivate(ctx, work, actor.realm, target);
+  });
 }
 
 /** DELETE /users/me: anyone but the organization's last user or last owner. */

@@ -8,6 +8,7 @@ import { ROLE, systemGroupForRole } from '../../src/lib/roles.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import { err } from '../support/callers.ts';
 import { SUCCESS } from '../support/client.ts';
+import { drainEvents, registerQueue, withoutIds } from '../support/events.ts';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -98,6 +99,24 @@ test('five reactivations of one user at once: one reactivates, four are told the
     [`200 ${JSON.stringify(SUCCESS)}`]: 1,
     [`400 ${JSON.stringify(err('User is already active'))}`]: 4,
   });
+});
+
+test('five deactivations of one user at once: one deactivates and is announced, four are told', async () => {
+  const target = t.fx.member2;
+  const owner = t.as(t.fx.owner);
+  const queue = await registerQueue(owner, { event_types: ['realm_user'] });
+  const answers = await Promise.all(
+    Array.from({ length: 5 }, () => t.as(t.fx.admin).delete(`/users/${target.id}`)),
+  );
+  assert.deepEqual(tally(answers), {
+    [`200 ${JSON.stringify(SUCCESS)}`]: 1,
+    [`400 ${JSON.stringify(err('User is deactivated'))}`]: 4,
+  });
+  const events = await drainEvents(t.ctx, owner, queue.queue_id, queue.last_event_id);
+  assert.deepEqual(
+    withoutIds(events).filter((e) => (e.person as { is_active?: boolean }).is_active === false),
+    [{ type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: false } }],
+  );
 });
 
 test('five users subscribe at once to a channel none has created: one channel, all subscribed', async () => {
