@@ -6,7 +6,12 @@ import swagger from '@fastify/swagger';
 import { parse as parseQuery } from 'node:querystring';
 import type { AppContext } from './context.ts';
 import { JsonableError } from './lib/errors.ts';
-import { handleFrameworkError, installErrorHandling, RouteTable } from './http/errors.ts';
+import {
+  handleClientError,
+  handleFrameworkError,
+  installErrorHandling,
+  RouteTable,
+} from './http/errors.ts';
 import { registerRoutes, type AnyRoute } from './http/route.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { createDirectServer, DirectListener } from './http/direct-listener.ts';
@@ -83,6 +88,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
     routerOptions: {
       ignoreTrailingSlash: true,
       maxParamLength: 500,

@@ -7,6 +7,8 @@ import type {
   FastifyReply,
   FastifyRequest,
 } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { isStorageFull, JsonableError } from '../lib/errors.ts';
 import { WWW_AUTHENTICATE } from './auth.ts';
 
@@ -69,6 +71,37 @@ export function handleFrameworkError(
   reply: FastifyReply,
 ): void {
   sendError(reply, toJsonableError(err) ?? new JsonableError('Bad request', 'BAD_REQUEST', 400));
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them: headers (the query string
+ * among them) over its 16 KiB, a malformed request line, a request not received in time.
+ * Passed as the `clientErrorHandler` option so they get the same JSON envelope; the
+ * connection is closed after, since the parser cannot go on with it.
+ */
+export function handleClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // A reset connection has nothing left to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const error =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new JsonableError('Request headers too large', 'REQUEST_TOO_LARGE', 431)
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new JsonableError('Request timed out', 'BAD_REQUEST', 408)
+        : new JsonableError('Malformed HTTP request', 'BAD_REQUEST', 400);
+  // As Node's own answer: never into an answer already being written on this connection.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent: boolean } | null })
+    ._httpMessage;
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(error.toJSON());
+  socket.end(
+    `HTTP/1.1 ${error.httpStatus} ${STATUS_CODES[error.httpStatus]}\r\n` +
+      'Connection: close\r\nContent-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
 }
 
 /** Route patterns by method, to tell "no such route" (404) from "wrong method" (405). */

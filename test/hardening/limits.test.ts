@@ -2,11 +2,14 @@
 // test of their own elsewhere (the form body limit and parameter nesting in
 // test/http/conventions.test.ts, names and descriptions in the tests of their areas,
 // content and topics cut on send in test/http/messages-send.test.ts) are not repeated here.
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import { err, OK } from '../support/callers.ts';
 import type { ApiResponse } from '../support/client.ts';
+import { withServer } from '../support/live.ts';
 import { sendToChannel } from '../support/messages.ts';
 
 let t: TestApp;
@@ -172,4 +175,56 @@ describe('text lengths', () => {
     const fits = await t.as(t.fx.member).post('/drafts', { drafts: [draft('x'.repeat(100000))] });
     assert.equal(fits.status, 200, fits.text);
   });
+});
+
+// What Node's HTTP parser refuses never reaches a route: a live server, raw bytes.
+describe("requests the HTTP parser refuses: answered in the API's shape, the connection closed", () => {
+  /** Everything the server sends on one connection for these bytes, until it closes. */
+  function exchange(port: number, bytes: string): Promise<{ head: string; body: unknown }> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const end = text.indexOf('\r\n\r\n');
+        resolve({ head: text.slice(0, end), body: JSON.parse(text.slice(end + 4)) });
+      });
+    });
+  }
+  const statusAndType = (head: string) => [
+    head.split('\r\n')[0],
+    /^content-type: (.*)$/im.exec(head)?.[1],
+    /^connection: (.*)$/im.exec(head)?.[1],
+  ];
+
+  test('headers over 16 KiB (a long query string): 431, and the server goes on', () =>
+    withServer(async (live) => {
+      const { port } = live.t.app.server.address() as AddressInfo;
+      const got = await exchange(
+        port,
+        `GET /api/v1/server_settings?x=${'a'.repeat(17 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      );
+      assert.deepEqual(statusAndType(got.head), [
+        'HTTP/1.1 431 Request Header Fields Too Large',
+        'application/json; charset=utf-8',
+        'close',
+      ]);
+      assert.deepEqual(got.body, err('Request headers too large', 'REQUEST_TOO_LARGE'));
+      const after = await live.raw({ method: 'GET', path: '/api/v1/server_settings' });
+      assert.equal(after.status, 200);
+    }));
+
+  test('a request line that is not HTTP: 400', () =>
+    withServer(async (live) => {
+      const { port } = live.t.app.server.address() as AddressInfo;
+      const got = await exchange(port, 'HELLO THERE\r\n\r\n');
+      assert.deepEqual(statusAndType(got.head), [
+        'HTTP/1.1 400 Bad Request',
+        'application/json; charset=utf-8',
+        'close',
+      ]);
+      assert.deepEqual(got.body, err('Malformed HTTP request'));
+    }));
 });
