@@ -28,6 +28,7 @@ import { isOwner } from '../lib/roles.ts';
 import { unixNow } from '../infra/clock.ts';
 import * as channelsStore from '../store/channels.ts';
 import * as realmsStore from '../store/realms.ts';
+import type { Q } from '../store/db.ts';
 import type { ChannelRow, RealmRow } from '../store/schema.ts';
 import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
@@ -135,8 +136,9 @@ interface PrivacyPlan {
 }
 
 async function checkUpdate(
-  ctx: AppContext,
+  db: Q,
   actor: Actor,
+  realm: RealmRow,
   channel: ChannelRow,
   content: boolean,
   p: UpdateChannelParams,
@@ -145,7 +147,7 @@ async function checkUpdate(
   retention: number | null | undefined;
   topics?: ChannelTopicsPolicy;
 }> {
-  const defaults = await channelsStore.listDefaultChannelIds(ctx.db, actor.realm.id);
+  const defaults = await channelsStore.listDefaultChannelIds(db, realm.id);
   const inviteOnly = p.is_private ?? channel.invite_only === 1;
   const webPublic = p.is_web_public ?? channel.is_web_public === 1;
   const isDefault = p.is_default_stream ?? defaults.includes(channel.id);
@@ -157,11 +159,11 @@ async function checkUpdate(
   if (webPublic && inviteOnly) throw badRequest('Invalid parameters');
   if (!inviteOnly && !history) throw badRequest('Invalid parameters');
   if (inviteOnly && isDefault) throw badRequest('A default channel cannot be private.');
-  const realmSettings = readRealmSettings(actor.realm.settings);
+  const realmSettings = readRealmSettings(realm.settings);
   if (!inviteOnly && realmSettings.moderation_request_channel_id === channel.id)
     throw badRequest('Moderation request channel must be private.');
   const can = (setting: Parameters<typeof hasRealmPermission>[3]) =>
-    hasRealmPermission(ctx.db, actor.realm, actor.user, setting);
+    hasRealmPermission(db, realm, actor.user, setting);
   if (p.is_private !== undefined) {
     if (!content) throw contentAccessRequired();
     const setting = p.is_private
@@ -170,7 +172,7 @@ async function checkUpdate(
     if (!(await can(setting))) throw badRequest('Insufficient permission');
   }
   if (p.is_web_public) {
-    if (!webPublicChannelsEnabled(actor)) throw badRequest('Web-public channels are not enabled.');
+    if (!webPublicChannelsEnabled(realm)) throw badRequest('Web-public channels are not enabled.');
     if (!(await can('can_create_web_public_channel_group')))
       throw badRequest('Insufficient permission');
   }
@@ -182,9 +184,9 @@ async function checkUpdate(
   }
   if (p.is_archived === false) {
     if (channel.is_archived === 0) throw badRequest('Channel is not currently deactivated');
-    const anySubscriber = (
-      await channelsStore.listSubscriptionRowsOfChannel(ctx.db, channel.id)
-    ).some((s) => s.active === 1);
+    const anySubscriber = (await channelsStore.listSubscriptionRowsOfChannel(db, channel.id)).some(
+      (s) => s.active === 1,
+    );
     if (channel.invite_only === 1 && !anySubscriber)
       throw badRequest('Channel is private and have no subscribers');
   }
@@ -193,7 +195,7 @@ async function checkUpdate(
     topics = readTopicsPolicy(p.topics_policy);
     if (
       topics === 'empty_topic_only' &&
-      (await channelsStore.channelHasNamedTopics(ctx.db, channel.id))
+      (await channelsStore.channelHasNamedTopics(db, channel.id))
     ) {
       const name = String(
         realmSettings.empty_topic_display_name ?? DEFAULT_EMPTY_TOPIC_DISPLAY_NAME,
@@ -209,10 +211,10 @@ async function checkUpdate(
     // A change of case only is the same name.
     if (name.toLowerCase() !== channel.name_key) {
       checkChannelName(name);
-      await checkChannelNameFree(ctx.db, actor.realm.id, name);
+      await checkChannelNameFree(db, realm.id, name);
     }
   }
-  await checkChannelFolderId(ctx.db, actor.realm, p.folder_id);
+  await checkChannelFolderId(db, realm, p.folder_id);
   const privacy =
     p.is_private !== undefined ||
     p.is_web_public !== undefined ||
@@ -229,10 +231,13 @@ export async function updateChannel(
   channelId: number,
   p: UpdateChannelParams,
 ): Promise<void> {
-  const access = await accessChannelForAdministration(ctx.db, actor, channelId);
-  const plan = await checkUpdate(ctx, actor, access.channel, access.content, p);
-  const realm = actor.realm;
-  await withTransaction(ctx, realm.id, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Checked and planned inside: a change of the channel committed since (its privacy, its
+    // defaults, its archiving, its name) or of the organization's settings would otherwise
+    // be undone or joined into a state no request in turn could make.
+    const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;
+    const access = await accessChannelForAdministration(work.db, actor, channelId);
+    const plan = await checkUpdate(work.db, actor, realm, access.channel, access.content, p);
     const id = access.channel.id;
     if (plan.privacy)
       await doChangePrivacy(work, realm, await current(work, realm, id), plan.privacy);
@@ -276,8 +281,6 @@ export async function updateChannel(
     if (p.new_name !== undefined) {
       const old = await current(work, realm, id);
       const name = p.new_name.trim();
-      // Checked again here: another rename to this name may have committed since.
-      if (name.toLowerCase() !== old.name_key) await checkChannelNameFree(work.db, realm.id, name);
       await channelsStore.updateChannel(work.db, id, { name, name_key: name.toLowerCase() });
       // The event names the channel by its old name, so clients can find it.
       await emitChannelUpdate(work, realm, old, { property: 'name', value: name });
@@ -291,7 +294,8 @@ export async function updateChannel(
     }
     for (const name of CHANNEL_GROUP_SETTING_NAMES) {
       const update = p.groupSettings[name];
-      if (update) await doChangeGroupSetting(ctx, work, actor, id, name, update, access.content);
+      if (update)
+        await doChangeGroupSetting(ctx, work, actor, realm, id, name, update, access.content);
     }
   });
 }
@@ -328,12 +332,12 @@ async function doChangeGroupSetting(
   ctx: AppContext,
   work: Work,
   actor: Actor,
+  realm: RealmRow,
   channelId: number,
   name: ChannelGroupSettingName,
   update: GroupSettingUpdate,
   content: boolean,
 ): Promise<void> {
-  const realm = actor.realm;
   const channel = await current(work, realm, channelId);
   const settings = { ...readChannelSettings(channel.settings) };
   const wanted = await checkGroupSettingChange(work.db, realm.id, settings[name], update);
@@ -419,13 +423,12 @@ export async function archiveChannel(
   actor: Actor,
   channelId: number,
 ): Promise<void> {
-  const { channel } = await accessChannelForAdministration(ctx.db, actor, channelId);
-  if (channel.is_archived === 1) throw badRequest('Channel is already deactivated');
   await withTransaction(ctx, actor.realm.id, async (work) => {
     const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;
-    // Again here: another request may have archived it since (one archive, one event).
-    if ((await current(work, realm, channel.id)).is_archived === 1)
-      throw badRequest('Channel is already deactivated');
+    // Read inside: another request may have archived it since (one archive, one event), or
+    // renamed it or changed who can see it, which its events must show.
+    const { channel } = await accessChannelForAdministration(work.db, actor, channelId);
+    if (channel.is_archived === 1) throw badRequest('Channel is already deactivated');
     const affected = await usersWhoCanSeeChannel(work.db, realm, channel);
     await channelsStore.updateChannel(work.db, channel.id, { is_archived: 1 });
     const settings = { ...readRealmSettings(realm.settings) };

@@ -19,7 +19,7 @@ import { NEW_CHANNELS_TOPIC, newChannelsAnnouncement } from '../lib/messages.ts'
 import { readRealmSettings } from '../lib/realm-settings.ts';
 import { isAdmin, isGuest, isOwner } from '../lib/roles.ts';
 import * as channelsStore from '../store/channels.ts';
-import type { ChannelRow, SubscriptionRow, UserRow } from '../store/schema.ts';
+import type { ChannelRow, RealmRow, SubscriptionRow, UserRow } from '../store/schema.ts';
 import {
   accessChannelById,
   canAddSubscribers,
@@ -96,8 +96,8 @@ function namesByUser(pairs: SubscriptionPair[]): Record<string, string[]> {
 }
 
 /** Creating web-public channels needs the organization to allow spectators at all. */
-export function webPublicChannelsEnabled(actor: Actor): boolean {
-  return readRealmSettings(actor.realm.settings).enable_spectator_access === true;
+export function webPublicChannelsEnabled(realm: RealmRow): boolean {
+  return readRealmSettings(realm.settings).enable_spectator_access === true;
 }
 
 /** The reference server's checks on a channel a subscribe request would create. */
@@ -116,7 +116,8 @@ async function checkChannelCreation(
   if (p.invite_only && p.is_default_stream)
     throw badRequest('A default channel cannot be private.');
   if (p.is_web_public) {
-    if (!webPublicChannelsEnabled(actor)) throw badRequest('Web-public channels are not enabled.');
+    if (!webPublicChannelsEnabled(actor.realm))
+      throw badRequest('Web-public channels are not enabled.');
     if (!(await can('can_create_web_public_channel_group'))) throw insufficient();
     if (p.invite_only || p.history_public_to_subscribers === false)
       throw badRequest('Invalid parameters');

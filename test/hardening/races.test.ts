@@ -90,6 +90,87 @@ test('five archives of one channel at once: one archives it, four are told it al
   });
 });
 
+/** The channel's privacy as stored, and whether it is a default channel. */
+async function privacyOf(id: number) {
+  const row = await t.ctx.db
+    .selectFrom('channels')
+    .select(['invite_only', 'is_web_public', 'history_public_to_subscribers', 'is_archived'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  const defaults = await t.ctx.db
+    .selectFrom('default_channels')
+    .select('channel_id')
+    .where('channel_id', '=', id)
+    .execute();
+  return { ...row, is_default: defaults.length > 0 };
+}
+
+test('a channel made private while its history is made public: private, as either order leaves it', async () => {
+  const id = t.fx.channels.design.id;
+  const answers = await Promise.all([
+    t.as(t.fx.admin).patch(`/streams/${id}`, { is_private: true }),
+    t.as(t.fx.owner).patch(`/streams/${id}`, { history_public_to_subscribers: true }),
+  ]);
+  assert.deepEqual(tally(answers), { [`200 ${JSON.stringify(SUCCESS)}`]: 2 });
+  assert.equal((await privacyOf(id)).invite_only, 1);
+});
+
+test('a channel made private while made web-public: one is refused, never both', async () => {
+  const id = t.fx.channels.design.id;
+  await t.as(t.fx.owner).patch('/realm', { enable_spectator_access: true });
+  const answers = await Promise.all([
+    t.as(t.fx.owner).patch(`/streams/${id}`, { is_web_public: true }),
+    t.as(t.fx.admin).patch(`/streams/${id}`, { is_private: true }),
+  ]);
+  assert.deepEqual(tally(answers), {
+    [`200 ${JSON.stringify(SUCCESS)}`]: 1,
+    [`400 ${JSON.stringify(err('Invalid parameters'))}`]: 1,
+  });
+  const after = await privacyOf(id);
+  assert.deepEqual(
+    [after.invite_only, after.is_web_public],
+    answers[0].status === 200 ? [0, 1] : [1, 0],
+  );
+});
+
+test('a channel made private while made default: one is refused, never a private default', async () => {
+  const id = t.fx.channels.design.id;
+  const answers = await Promise.all([
+    t.as(t.fx.owner).patch(`/streams/${id}`, { is_private: true }),
+    t.as(t.fx.admin).patch(`/streams/${id}`, { is_default_stream: true }),
+  ]);
+  assert.deepEqual(tally(answers), {
+    [`200 ${JSON.stringify(SUCCESS)}`]: 1,
+    [`400 ${JSON.stringify(err('A default channel cannot be private.'))}`]: 1,
+  });
+  const after = await privacyOf(id);
+  assert.deepEqual(
+    [after.invite_only, after.is_default],
+    answers[0].status === 200 ? [1, false] : [0, true],
+  );
+});
+
+test('two unarchives of one channel at once: one unarchives it and is announced, one is told', async () => {
+  const id = t.fx.channels.design.id;
+  assert.deepEqual((await t.as(t.fx.admin).delete(`/streams/${id}`)).body, SUCCESS);
+  const queue = await registerQueue(t.as(t.fx.member), { event_types: ['stream'] });
+  const answers = await Promise.all(
+    Array.from({ length: 2 }, () =>
+      t.as(t.fx.admin).patch(`/streams/${id}`, { is_archived: false }),
+    ),
+  );
+  assert.deepEqual(tally(answers), {
+    [`200 ${JSON.stringify(SUCCESS)}`]: 1,
+    [`400 ${JSON.stringify(err('Channel is not currently deactivated'))}`]: 1,
+  });
+  const events = await drainEvents(t.ctx, t.as(t.fx.member), queue.queue_id, queue.last_event_id);
+  // Without archived_channels, archiving was a deletion: the channel appears again, once.
+  assert.deepEqual(
+    events.map((e) => [e.type, e.op]),
+    [['stream', 'create']],
+  );
+});
+
 test('five reactivations of one user at once: one reactivates, four are told they already are', async () => {
   const id = t.fx.deactivated.id;
   const answers = await Promise.all(
