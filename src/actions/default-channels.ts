@@ -19,7 +19,7 @@ import {
   invalidChannelName,
 } from './channel-access.ts';
 import { checkAdmin } from './permissions.ts';
-import { withTransaction, type Work } from './transaction.ts';
+import { readingIn, withTransaction, type Work } from './transaction.ts';
 
 /** realm_default_streams: the default channels' ids. */
 export async function listDefaultChannels(db: Q, realm: RealmRow): Promise<number[]> {
@@ -106,15 +106,20 @@ export async function removeDefaultChannel(
   );
 }
 
-/** Channels by name for default groups: unknown and unreadable ones are "invalid". */
+/**
+ * Channels by name for default groups, read inside the change: unknown, unreadable and
+ * archived ones are "invalid" (archiving takes a channel out of every group, and one
+ * archived since the request came must not be put back).
+ */
 async function accessChannelsByName(
   ctx: AppContext,
+  work: Work,
   actor: Actor,
   names: string[],
 ): Promise<ChannelRow[]> {
   const out: ChannelRow[] = [];
   for (const name of names) {
-    const { channel } = await accessChannelByName(ctx, actor, name, {
+    const { channel } = await accessChannelByName(readingIn(ctx, work), actor, name, {
       content: true,
       notFound: invalidChannelName,
     });
@@ -151,8 +156,8 @@ export async function createDefaultChannelGroup(
   params: { group_name: string; description: string; stream_names: string[] },
 ): Promise<void> {
   checkAdmin(actor);
-  const channels = await accessChannelsByName(ctx, actor, params.stream_names);
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    const channels = await accessChannelsByName(ctx, work, actor, params.stream_names);
     await checkNotDefault(work.db, actor.realm, channels, params.group_name);
     const name = checkDefaultChannelGroupName(params.group_name);
     const description = checkGroupDescription(params.description);
@@ -221,13 +226,12 @@ export async function updateDefaultChannelGroupChannels(
   params: { op: string; stream_names: string[] },
 ): Promise<void> {
   checkAdmin(actor);
-  await accessGroup(ctx.db, actor.realm, groupId);
-  const channels = await accessChannelsByName(ctx, actor, params.stream_names);
-  if (params.op !== 'add' && params.op !== 'remove')
-    throw badRequest('Invalid value for "op". Specify one of "add" or "remove".');
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    // Read again here: the group may have been changed or deleted since.
+    // Read inside: the group may have been changed or deleted since, a channel archived.
     const group = await accessGroup(work.db, actor.realm, groupId);
+    const channels = await accessChannelsByName(ctx, work, actor, params.stream_names);
+    if (params.op !== 'add' && params.op !== 'remove')
+      throw badRequest('Invalid value for "op". Specify one of "add" or "remove".');
     if (params.op === 'add') {
       await checkNotDefault(work.db, actor.realm, channels, group.name);
       const present = channels.find((c) => group.channelIds.includes(c.id));

@@ -8,7 +8,7 @@
 // Notices without a sequence (heartbeat, restart, typing) are never dropped.
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
-import { badRequest, unauthorized } from '../lib/errors.ts';
+import { badRequest } from '../lib/errors.ts';
 import { checkEventNarrow, readCapabilities, type ClientDescriptor } from '../lib/event-client.ts';
 import { versionFields } from '../lib/presenters/server.ts';
 import { readRealmSettings } from '../lib/realm-settings.ts';
@@ -25,10 +25,9 @@ import {
   type ParkedPoll,
   type PollSink,
 } from '../events/queues.ts';
-import * as realmsStore from '../store/realms.ts';
-import * as usersStore from '../store/users.ts';
 import { SERVER_GENERATION } from '../version.ts';
 import type { Db } from '../store/db.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withReadSnapshot } from './transaction.ts';
 
 export { ParkedPoll } from '../events/queues.ts';
@@ -138,14 +137,11 @@ export async function registerQueue(
     await registerHook?.('queue-created', queueId);
     const value = await readSnapshotInto(ctx, queueId, actor, async (db) => {
       // The user and realm as of the snapshot, not as authentication read them.
-      const realm = await realmsStore.getRealmById(db, actor.realm.id);
-      const user = await usersStore.getUserById(db, actor.realm.id, actor.user.id);
-      if (!realm || realm.deactivated) throw unauthorized('This organization has been deactivated');
-      if (!user?.is_active) throw unauthorized('Account is deactivated');
+      const current = await accessCurrentActor(db, actor);
       const keys = await buildSnapshot(
         { ...ctx, db },
         {
-          actor: { user, realm },
+          actor: current,
           client,
           fetch: params.fetch_event_types ?? params.event_types ?? null,
           includeSubscribers: params.include_subscribers ?? false,
@@ -154,7 +150,7 @@ export async function registerQueue(
       );
       return {
         keys,
-        emptyTopicDisplayName: readRealmSettings(realm.settings).empty_topic_display_name,
+        emptyTopicDisplayName: readRealmSettings(current.realm.settings).empty_topic_display_name,
       };
     });
     const asked =

@@ -1,12 +1,28 @@
 // The one permission helper: roles, and membership in the group a setting names.
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
-import { JsonableError, mustBeAdmin, mustBeOwner } from '../lib/errors.ts';
+import { JsonableError, mustBeAdmin, mustBeOwner, unauthorized } from '../lib/errors.ts';
 import { readRealmSettings, type RealmSettingName } from '../lib/realm-settings.ts';
 import { isAdmin, isOwner } from '../lib/roles.ts';
 import type { Q } from '../store/db.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
+import { getRealmById } from '../store/realms.ts';
 import * as groups from '../store/user-groups.ts';
+import { getUserById } from '../store/users.ts';
+
+/**
+ * The actor as db holds them now, not as authentication read them: inside a transaction, a
+ * change checked against this sees any role change or deactivation committed before it, as
+ * the same requests one after another would. Answers as authentication would for an actor
+ * deactivated since.
+ */
+export async function accessCurrentActor(db: Q, actor: Actor): Promise<Actor> {
+  const realm = await getRealmById(db, actor.realm.id);
+  const user = await getUserById(db, actor.realm.id, actor.user.id);
+  if (!realm || realm.deactivated) throw unauthorized('This organization has been deactivated');
+  if (!user?.is_active) throw unauthorized('Account is deactivated');
+  return { user, realm };
+}
 
 export function checkAdmin(actor: Actor): void {
   if (!isAdmin(actor.user)) throw mustBeAdmin();

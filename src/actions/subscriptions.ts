@@ -19,6 +19,7 @@ import { NEW_CHANNELS_TOPIC, newChannelsAnnouncement } from '../lib/messages.ts'
 import { readRealmSettings } from '../lib/realm-settings.ts';
 import { isAdmin, isGuest, isOwner } from '../lib/roles.ts';
 import * as channelsStore from '../store/channels.ts';
+import type { Q } from '../store/db.ts';
 import type { ChannelRow, RealmRow, SubscriptionRow, UserRow } from '../store/schema.ts';
 import {
   accessChannelById,
@@ -39,8 +40,8 @@ import { addDefaultChannelIn } from './default-channels.ts';
 import type { GroupSettingValue } from './group-settings.ts';
 import { notificationBot } from './message-reports.ts';
 import { sendInternalChannelMessage } from './messages.ts';
-import { hasRealmPermission } from './permissions.ts';
-import { withTransaction, type Work } from './transaction.ts';
+import { accessCurrentActor, hasRealmPermission } from './permissions.ts';
+import { readingIn, withTransaction, type Work } from './transaction.ts';
 import { accessUserByEmail, accessUserById } from './users.ts';
 
 export interface SubscriptionRequest {
@@ -102,13 +103,13 @@ export function webPublicChannelsEnabled(realm: RealmRow): boolean {
 
 /** The reference server's checks on a channel a subscribe request would create. */
 async function checkChannelCreation(
-  ctx: AppContext,
+  db: Q,
   actor: Actor,
   p: SubscribeParams,
   retentionDays: number | null,
 ): Promise<void> {
   const can = (setting: Parameters<typeof hasRealmPermission>[3]) =>
-    hasRealmPermission(ctx.db, actor.realm, actor.user, setting);
+    hasRealmPermission(db, actor.realm, actor.user, setting);
   const insufficient = () => badRequest('Insufficient permission');
   if (p.invite_only && !(await can('can_create_private_channel_group'))) throw insufficient();
   if (!p.invite_only && !(await can('can_create_public_channel_group'))) throw insufficient();
@@ -133,9 +134,6 @@ export function readTopicsPolicy(raw: string): ChannelTopicsPolicy {
   return value as ChannelTopicsPolicy;
 }
 
-/** A channel the plan was to create exists by now: plan again, which finds it. */
-class StalePlan extends Error {}
-
 /**
  * POST /users/me/subscriptions: subscribe the principals (or the actor) to the named
  * channels, creating the missing ones when the actor may create channels.
@@ -145,20 +143,6 @@ export async function subscribe(
   actor: Actor,
   p: SubscribeParams,
 ): Promise<SubscribeResult> {
-  try {
-    return await subscribeAsPlanned(ctx, actor, p, false);
-  } catch (err) {
-    if (err instanceof StalePlan) return subscribeAsPlanned(ctx, actor, p, true);
-    throw err;
-  }
-}
-
-async function subscribeAsPlanned(
-  ctx: AppContext,
-  actor: Actor,
-  p: SubscribeParams,
-  lastTry: boolean,
-): Promise<SubscribeResult> {
   if (isGuest(actor.user)) throw badRequest('Not allowed for guest users');
   for (const s of p.subscriptions) {
     if (s.color !== undefined && !isValidColor(s.color))
@@ -167,61 +151,57 @@ async function subscribeAsPlanned(
   const retentionDays = parseMessageRetentionDays(p.message_retention_days);
   const topicsPolicy =
     p.topics_policy === undefined ? undefined : readTopicsPolicy(p.topics_policy);
-  await checkChannelFolderId(ctx.db, actor.realm, p.folder_id);
-  const users = await resolvePrincipals(ctx, actor, p.principals);
-  const othersToo = users.some((u) => u.id !== actor.user.id);
-
   // Requests name a channel once, case-insensitively; the first spelling wins.
   const requests = new Map<string, SubscriptionRequest & { name: string }>();
   for (const s of p.subscriptions) {
     const name = checkChannelName(s.name.trim());
     if (!requests.has(name.toLowerCase())) requests.set(name.toLowerCase(), { ...s, name });
   }
-  const found = await channelsStore.getChannelsByNames(ctx.db, actor.realm.id, [
-    ...requests.keys(),
-  ]);
-  const missing = [...requests.values()].filter((r) => !found.has(r.name.toLowerCase()));
-  if (missing.length > 0) await checkChannelCreation(ctx, actor, p, retentionDays);
 
-  const groupIds = await groupIdsOf(ctx.db, actor.user);
-  const realmGrants = await hasRealmPermission(
-    ctx.db,
-    actor.realm,
-    actor.user,
-    'can_add_subscribers_group',
-  );
-  const mine = new Set(
-    (await channelsStore.listUserSubscriptions(ctx.db, actor.user.id))
-      .filter((s) => s.active === 1)
-      .map((s) => s.channel_id),
-  );
-  const authorized: ChannelRow[] = [];
-  const unauthorized: ChannelRow[] = [];
-  for (const r of requests.values()) {
-    const channel = found.get(r.name.toLowerCase());
-    if (!channel) continue;
-    const access = computeChannelAccess(channel, actor.user, mine.has(channel.id), groupIds);
-    // Archived channels take no new subscribers.
-    (access.content && channel.is_archived === 0 ? authorized : unauthorized).push(channel);
-  }
-  if (unauthorized.length > 0 && p.authorization_errors_fatal)
-    throw badRequest(`Unable to access channel (${unauthorized[0].name}).`);
-  if (othersToo && authorized.some((c) => !canAddSubscribers(actor.user, c, groupIds, realmGrants)))
-    throw badRequest('Insufficient permission');
+  const { result, unauthorized } = await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Planned inside: a channel created, archived or made private since, a principal
+    // deactivated since, or a change of the actor's own role counts as it would in turn.
+    const me = await accessCurrentActor(work.db, actor);
+    if (isGuest(me.user)) throw badRequest('Not allowed for guest users');
+    await checkChannelFolderId(work.db, me.realm, p.folder_id);
+    const users = await resolvePrincipals(readingIn(ctx, work), me, p.principals);
+    const othersToo = users.some((u) => u.id !== me.user.id);
+    const found = await channelsStore.getChannelsByNames(work.db, me.realm.id, [
+      ...requests.keys(),
+    ]);
+    const missing = [...requests.values()].filter((r) => !found.has(r.name.toLowerCase()));
+    if (missing.length > 0) await checkChannelCreation(work.db, me, p, retentionDays);
 
-  const colors = new Map<number, string>();
-  const result = await withTransaction(ctx, actor.realm.id, async (work) => {
-    // Another request may have created one of them since the plan was made.
-    const taken = await channelsStore.getChannelsByNames(
+    const groupIds = await groupIdsOf(work.db, me.user);
+    const realmGrants = await hasRealmPermission(
       work.db,
-      actor.realm.id,
-      missing.map((r) => r.name),
+      me.realm,
+      me.user,
+      'can_add_subscribers_group',
     );
-    if (taken.size > 0 && !lastTry) throw new StalePlan();
+    const mine = new Set(
+      (await channelsStore.listUserSubscriptions(work.db, me.user.id))
+        .filter((s) => s.active === 1)
+        .map((s) => s.channel_id),
+    );
+    const authorized: ChannelRow[] = [];
+    const unauthorized: ChannelRow[] = [];
+    for (const r of requests.values()) {
+      const channel = found.get(r.name.toLowerCase());
+      if (!channel) continue;
+      const access = computeChannelAccess(channel, me.user, mine.has(channel.id), groupIds);
+      // Archived channels take no new subscribers.
+      (access.content && channel.is_archived === 0 ? authorized : unauthorized).push(channel);
+    }
+    if (unauthorized.length > 0 && p.authorization_errors_fatal)
+      throw badRequest(`Unable to access channel (${unauthorized[0].name}).`);
+    if (othersToo && authorized.some((c) => !canAddSubscribers(me.user, c, groupIds, realmGrants)))
+      throw badRequest('Insufficient permission');
+
     const created: ChannelRow[] = [];
     for (const r of missing) {
       const inviteOnly = p.invite_only;
-      const channel = await doCreateChannel(ctx, work, actor.realm, actor.user, {
+      const channel = await doCreateChannel(ctx, work, me.realm, me.user, {
         name: r.name,
         description: normalizeChannelDescription(r.description ?? ''),
         inviteOnly,
@@ -235,19 +215,23 @@ async function subscribeAsPlanned(
         folderId: p.folder_id,
         groupSettings: p.groupSettings,
       });
-      await announceNewChannel(work, actor.realm, channel);
+      await announceNewChannel(work, me.realm, channel);
       created.push(channel);
     }
     if (p.is_default_stream) {
-      for (const c of created) await addDefaultChannelIn(work, actor.realm, c);
+      for (const c of created) await addDefaultChannelIn(work, me.realm, c);
     }
-    if (p.announce) await announceCreatedChannels(ctx, work, actor, created);
+    if (p.announce) await announceCreatedChannels(ctx, work, me, created);
     const channels = [...authorized, ...created];
+    const colors = new Map<number, string>();
     for (const r of requests.values()) {
       const c = channels.find((x) => x.name_key === r.name.toLowerCase());
       if (c && r.color !== undefined) colors.set(c.id, r.color);
     }
-    return doBulkSubscribe(work, actor.realm, channels, users, colors);
+    return {
+      result: await doBulkSubscribe(work, me.realm, channels, users, colors),
+      unauthorized,
+    };
   });
   return {
     subscribed: namesByUser(result.added),
@@ -294,33 +278,35 @@ export async function unsubscribe(
   names: string[],
   principals: string[] | number[] | undefined,
 ): Promise<{ removed: string[]; not_removed: string[] }> {
-  const users = await resolvePrincipals(ctx, actor, principals);
-  const others = users.some((u) => u.id !== actor.user.id && u.bot_owner_id !== actor.user.id);
   const wanted = names.map((n) => checkChannelName(n.trim()));
-  const found = await channelsStore.getChannelsByNames(ctx.db, actor.realm.id, wanted);
-  if (others) {
-    const groupIds = await groupIdsOf(ctx.db, actor.user);
-    const mine = new Set(
-      (await channelsStore.listUserSubscriptions(ctx.db, actor.user.id))
-        .filter((s) => s.active === 1)
-        .map((s) => s.channel_id),
-    );
-    for (const channel of found.values()) {
-      const access = computeChannelAccess(channel, actor.user, mine.has(channel.id), groupIds);
-      if (!canRemoveSubscribers(actor.user, access, groupIds))
-        throw badRequest('Insufficient permission');
+  const { removed, notSubscribed } = await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Read inside: a channel made private or archived since decides who is told what.
+    const me = await accessCurrentActor(work.db, actor);
+    const users = await resolvePrincipals(readingIn(ctx, work), me, principals);
+    const others = users.some((u) => u.id !== me.user.id && u.bot_owner_id !== me.user.id);
+    const found = await channelsStore.getChannelsByNames(work.db, me.realm.id, wanted);
+    if (others) {
+      const groupIds = await groupIdsOf(work.db, me.user);
+      const mine = new Set(
+        (await channelsStore.listUserSubscriptions(work.db, me.user.id))
+          .filter((s) => s.active === 1)
+          .map((s) => s.channel_id),
+      );
+      for (const channel of found.values()) {
+        const access = computeChannelAccess(channel, me.user, mine.has(channel.id), groupIds);
+        if (!canRemoveSubscribers(me.user, access, groupIds))
+          throw badRequest('Insufficient permission');
+      }
     }
-  }
-  const missing = wanted.filter((n) => !found.has(n.toLowerCase()));
-  if (missing.length > 0) throw badRequest(`Channel(s) (${missing.join(', ')}) do not exist`);
-  const channels: ChannelRow[] = [];
-  for (const n of wanted) {
-    const c = found.get(n.toLowerCase())!;
-    if (!channels.includes(c)) channels.push(c);
-  }
-  const { removed, notSubscribed } = await withTransaction(ctx, actor.realm.id, (work) =>
-    doBulkUnsubscribe(work, actor.realm, channels, users),
-  );
+    const missing = wanted.filter((n) => !found.has(n.toLowerCase()));
+    if (missing.length > 0) throw badRequest(`Channel(s) (${missing.join(', ')}) do not exist`);
+    const channels: ChannelRow[] = [];
+    for (const n of wanted) {
+      const c = found.get(n.toLowerCase())!;
+      if (!channels.includes(c)) channels.push(c);
+    }
+    return doBulkUnsubscribe(work, me.realm, channels, users);
+  });
   return {
     removed: removed.map((r) => r.channel.name),
     not_removed: notSubscribed.map((r) => r.channel.name),

@@ -44,6 +44,14 @@ export function checkpoint(point: string): void {
 }
 
 /**
+ * ctx with its reads going through the transaction: for checks written for either, such as
+ * accessUserById, made inside a change so that what committed before it counts.
+ */
+export function readingIn(ctx: AppContext, work: Work): AppContext {
+  return { ...ctx, db: work.db };
+}
+
+/**
  * Let the event loop turn in the middle of long work inside a transaction. On SQLite a
  * transaction runs in one macrotask unless it yields: a send to 10,000 subscribers would
  * hold every other request for its whole length. Requests that need the database wait for

@@ -9,7 +9,8 @@ import type { Q } from '../store/db.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
 import { doAnnounceSubscriberActivation } from './channels.ts';
-import { withTransaction, type Work } from './transaction.ts';
+import { accessCurrentActor } from './permissions.ts';
+import { readingIn, withTransaction, type Work } from './transaction.ts';
 import { accessUserById, usersWhoCanAccess } from './user-access.ts';
 import { doAnnounceGroupDepartures, doAnnounceGroupMemberships } from './user-groups.ts';
 import { emitBotUpdate, emitPerViewer } from './users.ts';
@@ -90,18 +91,18 @@ export async function deactivateUser(
   actor: Actor,
   targetId: number,
 ): Promise<void> {
-  const target = await accessUserById(ctx, actor, targetId, {
-    forAdmin: true,
-    allowBots: false,
-    allowDeactivated: false,
-  });
-  if (target.role === ROLE.owner && !isOwner(actor.user)) throw mustBeOwner();
   // The queue layer drops the user's queues, in every process, when the event arrives.
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    // Again here: another request may have deactivated them since (one success, as in turn).
-    if (!(await usersStore.getUserById(work.db, actor.realm.id, target.id))?.is_active)
-      throw badRequest('User is deactivated');
-    return doDeactivate(ctx, work, actor.realm, target);
+    // Checked inside: a deactivation, a promotion to owner or a change of the actor's role
+    // committed since counts as it would in turn (one success, never an owner by an admin).
+    const me = await accessCurrentActor(work.db, actor);
+    const target = await accessUserById(readingIn(ctx, work), me, targetId, {
+      forAdmin: true,
+      allowBots: false,
+      allowDeactivated: false,
+    });
+    if (target.role === ROLE.owner && !isOwner(me.user)) throw mustBeOwner();
+    return doDeactivate(ctx, work, me.realm, target);
   });
 }
 
@@ -122,25 +123,26 @@ export async function reactivateUser(
   actor: Actor,
   targetId: number,
 ): Promise<void> {
-  const target = await accessUserById(ctx, actor, targetId, { forAdmin: true });
-  if (target.is_active) throw badRequest('User is already active');
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    // Again here: another request may have reactivated them since (one change, one event).
-    if ((await usersStore.getUserById(work.db, actor.realm.id, target.id))?.is_active)
-      throw badRequest('User is already active');
+    // Checked inside: another request may have reactivated them since (one change, one
+    // event), or changed the bot's owner or the actor's role.
+    const me = await accessCurrentActor(work.db, actor);
+    const realm = me.realm;
+    const target = await accessUserById(readingIn(ctx, work), me, targetId, { forAdmin: true });
+    if (target.is_active) throw badRequest('User is already active');
     if (target.is_bot && target.bot_owner_id) {
-      const owner = await usersStore.getUserById(work.db, actor.realm.id, target.bot_owner_id);
+      const owner = await usersStore.getUserById(work.db, realm.id, target.bot_owner_id);
       if (!owner?.is_active) throw badRequest('Cannot reactivate a bot whose owner is deactivated');
     }
-    const before = new Set(await usersWhoCanAccess(work.db, actor.realm, target.id));
+    const before = new Set(await usersWhoCanAccess(work.db, realm, target.id));
     await usersStore.updateUser(work.db, target.id, { is_active: 1 });
     const reactivated: UserRow = { ...target, is_active: 1 };
-    await doAnnounceSubscriberActivation(work, actor.realm, reactivated, true);
-    const after = await usersWhoCanAccess(work.db, actor.realm, target.id);
+    await doAnnounceSubscriberActivation(work, realm, reactivated, true);
+    const after = await usersWhoCanAccess(work.db, realm, target.id);
     // Guests who regain access through a shared conversation learn of the user afresh.
     const gained = await usersStore.listUsersByIds(
       work.db,
-      actor.realm.id,
+      realm.id,
       after.filter((id) => !before.has(id) && id !== target.id),
     );
     emitPerViewer(work, gained, (viewer) => ({
@@ -152,7 +154,7 @@ export async function reactivateUser(
       { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } },
       after,
     );
-    await doAnnounceGroupMemberships(work, actor.realm, target.id);
-    if (target.is_bot) await emitBotUpdate(work, actor.realm, target, { is_active: true });
+    await doAnnounceGroupMemberships(work, realm, target.id);
+    if (target.is_bot) await emitBotUpdate(work, realm, target, { is_active: true });
   });
 }

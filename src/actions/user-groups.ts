@@ -30,7 +30,7 @@ import {
   type GroupSettingRules,
   type GroupSettingValue,
 } from './group-settings.ts';
-import { hasRealmPermission, isUserInGroup } from './permissions.ts';
+import { accessCurrentActor, hasRealmPermission, isUserInGroup } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { canAccessUser } from './user-access.ts';
 
@@ -503,10 +503,12 @@ export async function deactivateUserGroup(
   actor: Actor,
   groupId: number,
 ): Promise<void> {
-  const realm = actor.realm;
-  await withTransaction(ctx, realm.id, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    // The organization's settings as they are now: one may have come to use the group.
+    const me = await accessCurrentActor(work.db, actor);
+    const realm = me.realm;
     const group = await accessGroup(work.db, realm, groupId);
-    await checkGroupPermission(work.db, actor, group, []);
+    await checkGroupPermission(work.db, me, group, []);
     if (group.deactivated === 1) throw badRequest('User group is already deactivated.');
     const objections = await findObjections(work.db, realm, group);
     if (objections.length > 0) {

@@ -36,11 +36,11 @@ import type { Q } from '../store/db.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
 import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
-import { checkAdmin } from './permissions.ts';
+import { accessCurrentActor, checkAdmin } from './permissions.ts';
 import { accessibleUserIds, accessUserById, usersWhoCanAccess } from './user-access.ts';
 import { presentInaccessibleUserFor } from './user-directory.ts';
 import { doUpdateProfileData } from './profile-fields.ts';
-import { withTransaction, type Work } from './transaction.ts';
+import { readingIn, withTransaction, type Work } from './transaction.ts';
 import { doAnnounceBotManagement } from './bot-directory.ts';
 import { doAnnounceChannelVisibility, visibleChannelIds } from './channels.ts';
 
@@ -397,26 +397,28 @@ export async function updateUserByAdmin(
     profile_data?: Array<{ id: number; value: unknown }>;
   },
 ): Promise<void> {
-  const target = await accessUserById(ctx, actor, targetId, { forAdmin: true });
-  // Bots have no profile data (their user objects carry none).
-  if (params.profile_data !== undefined && target.is_bot) {
-    throw badRequest('Bots have no custom profile fields');
-  }
-  if (params.role !== undefined && params.role !== target.role) {
-    if ((params.role === ROLE.owner || target.role === ROLE.owner) && !isOwner(actor.user))
-      throw mustBeOwner();
-    if (!isAdmin(actor.user)) throw mustBeAdmin();
-  }
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Checked inside: a promotion to owner or a change of the actor's role committed since
+    // counts as it would in turn (never an owner changed by an administrator).
+    const me = await accessCurrentActor(work.db, actor);
+    const target = await accessUserById(readingIn(ctx, work), me, targetId, { forAdmin: true });
+    // Bots have no profile data (their user objects carry none).
+    if (params.profile_data !== undefined && target.is_bot) {
+      throw badRequest('Bots have no custom profile fields');
+    }
+    if (params.role !== undefined && params.role !== target.role) {
+      if ((params.role === ROLE.owner || target.role === ROLE.owner) && !isOwner(me.user))
+        throw mustBeOwner();
+      if (!isAdmin(me.user)) throw mustBeAdmin();
+    }
     const current = async (): Promise<UserRow> =>
-      (await usersStore.getUserById(work.db, actor.realm.id, targetId))!;
-    if (params.role !== undefined)
-      await doChangeRole(work, actor.realm, await current(), params.role);
+      (await usersStore.getUserById(work.db, me.realm.id, targetId))!;
+    if (params.role !== undefined) await doChangeRole(work, me.realm, target, params.role);
     if (params.full_name !== undefined && params.full_name.trim() !== '') {
-      await doChangeFullName(work, actor.realm, await current(), params.full_name);
+      await doChangeFullName(work, me.realm, await current(), params.full_name);
     }
     if (params.profile_data !== undefined) {
-      await doUpdateProfileData(ctx, work, actor, await current(), params.profile_data);
+      await doUpdateProfileData(ctx, work, me, await current(), params.profile_data);
     }
   });
 }

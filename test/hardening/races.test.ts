@@ -8,7 +8,8 @@ import { ROLE, systemGroupForRole } from '../../src/lib/roles.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import { err } from '../support/callers.ts';
 import { SUCCESS } from '../support/client.ts';
-import { drainEvents, registerQueue, withoutIds } from '../support/events.ts';
+import { drainEvents, registerQueue, withoutIds, type Event } from '../support/events.ts';
+import type { FixtureUser } from '../support/fixture.ts';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -55,7 +56,7 @@ test('ten creations of one channel folder name: one folder, nine told the name i
   assert.equal(await countNamed('channel_folders', 'Teams'), 1);
 });
 
-test('two owners demote each other at once: one does, the organization keeps an owner', async () => {
+test('two owners demote each other at once: one does, and the other is by then a member', async () => {
   const [owner, admin] = [t.fx.owner, t.fx.admin];
   assert.deepEqual(
     (await t.as(owner).patch(`/users/${admin.id}`, { role: ROLE.owner })).body,
@@ -65,9 +66,10 @@ test('two owners demote each other at once: one does, the organization keeps an 
     t.as(owner).patch(`/users/${admin.id}`, { role: ROLE.member }),
     t.as(admin).patch(`/users/${owner.id}`, { role: ROLE.member }),
   ]);
+  // As in turn: the second is checked as the member the first made them.
   assert.deepEqual(tally(answers), {
     [`200 ${JSON.stringify(SUCCESS)}`]: 1,
-    [`400 ${JSON.stringify(err('The owner permission cannot be removed from the only organization owner.'))}`]: 1,
+    [`400 ${JSON.stringify(err('Insufficient permission'))}`]: 1,
   });
   const owners = await t.ctx.db
     .selectFrom('users')
@@ -200,6 +202,127 @@ test('five deactivations of one user at once: one deactivates and is announced, 
   );
 });
 
+/** The events after the first that matches: what a client is told once it knows of `first`. */
+function eventsAfter(events: Event[], first: (e: Event) => boolean): Event[] {
+  const at = events.findIndex(first);
+  assert.notEqual(at, -1, JSON.stringify(events));
+  return events.slice(at + 1);
+}
+const mentionsChannel = (e: Event, id: number): boolean =>
+  e.stream_id === id ||
+  [e.stream_ids, e.streams, e.subscriptions].some(
+    (list) =>
+      Array.isArray(list) &&
+      list.some((x: unknown) => x === id || (x as { stream_id?: number }).stream_id === id),
+  );
+
+/** Subscribe themselves to design, each as its own request. */
+const selfSubscribe = (who: FixtureUser[]) =>
+  who.map((u) => t.as(u).post('/users/me/subscriptions', { subscriptions: [{ name: 'design' }] }));
+
+test('users subscribe to a channel while it is made private: those after are refused, no one who lost sight of it is told of them', async () => {
+  const id = t.fx.channels.design.id;
+  const watcher = t.as(t.fx.moderator);
+  const queue = await registerQueue(watcher, { event_types: ['stream', 'subscription'] });
+  const [privacy, ...subscribes] = await Promise.all([
+    t.as(t.fx.admin).patch(`/streams/${id}`, { is_private: true }),
+    ...selfSubscribe([t.fx.member2, t.fx.owner]),
+  ]);
+  assert.deepEqual(privacy.body, SUCCESS);
+  for (const res of subscribes)
+    assert.ok(
+      res.status === 200 ||
+        JSON.stringify(res.body) === JSON.stringify(err('Unable to access channel (design).')),
+      res.text,
+    );
+  const events = await drainEvents(t.ctx, watcher, queue.queue_id, queue.last_event_id);
+  const afterLoss = eventsAfter(events, (e) => e.type === 'stream' && e.op === 'delete');
+  assert.deepEqual(
+    afterLoss.filter((e) => mentionsChannel(e, id)),
+    [],
+  );
+});
+
+test('users subscribe to a channel while it is archived: no subscription after the archive', async () => {
+  const id = t.fx.channels.design.id;
+  const watcher = t.as(t.fx.member);
+  const queue = await registerQueue(watcher, { event_types: ['stream', 'subscription'] });
+  const [archive, ...subscribes] = await Promise.all([
+    t.as(t.fx.admin).delete(`/streams/${id}`),
+    ...selfSubscribe([t.fx.member2, t.fx.owner, t.fx.moderator]),
+  ]);
+  assert.deepEqual(archive.body, SUCCESS);
+  for (const res of subscribes)
+    assert.ok(
+      res.status === 200 ||
+        JSON.stringify(res.body) === JSON.stringify(err('Unable to access channel (design).')),
+      res.text,
+    );
+  const events = await drainEvents(t.ctx, watcher, queue.queue_id, queue.last_event_id);
+  const afterArchive = eventsAfter(
+    events,
+    (e) => e.type === 'stream' && e.op === 'delete' && mentionsChannel(e, id),
+  );
+  assert.deepEqual(
+    afterArchive.filter((e) => mentionsChannel(e, id)),
+    [],
+  );
+});
+
+test('a user subscribed by another while deactivated: never a subscriber after the deactivation', async () => {
+  const target = t.fx.member2;
+  const watcher = t.as(t.fx.member);
+  const queue = await registerQueue(watcher, { event_types: ['realm_user', 'subscription'] });
+  const [deactivation, subscribe] = await Promise.all([
+    t.as(t.fx.admin).delete(`/users/${target.id}`),
+    t.as(t.fx.owner).post('/users/me/subscriptions', {
+      subscriptions: [{ name: 'private' }],
+      principals: [target.id],
+    }),
+  ]);
+  assert.deepEqual(deactivation.body, SUCCESS);
+  assert.ok(
+    subscribe.status === 200 ||
+      JSON.stringify(subscribe.body) === JSON.stringify(err('User is deactivated')),
+    subscribe.text,
+  );
+  const events = await drainEvents(t.ctx, watcher, queue.queue_id, queue.last_event_id);
+  const afterDeactivation = eventsAfter(
+    events,
+    (e) => e.type === 'realm_user' && (e.person as { is_active?: boolean }).is_active === false,
+  );
+  assert.deepEqual(
+    afterDeactivation.filter((e) => e.op === 'peer_add'),
+    [],
+  );
+});
+
+test('a member made a guest while subscribing themselves: never subscribed as a guest', async () => {
+  const target = t.fx.member2;
+  const watcher = t.as(t.fx.member);
+  const queue = await registerQueue(watcher, { event_types: ['realm_user', 'subscription'] });
+  const [demotion, ...subscribes] = await Promise.all([
+    t.as(t.fx.owner).patch(`/users/${target.id}`, { role: ROLE.guest }),
+    ...selfSubscribe([target, target]),
+  ]);
+  assert.deepEqual(demotion.body, SUCCESS);
+  for (const res of subscribes)
+    assert.ok(
+      res.status === 200 ||
+        JSON.stringify(res.body) === JSON.stringify(err('Not allowed for guest users')),
+      res.text,
+    );
+  const events = await drainEvents(t.ctx, watcher, queue.queue_id, queue.last_event_id);
+  const afterDemotion = eventsAfter(
+    events,
+    (e) => e.type === 'realm_user' && (e.person as { role?: number }).role === ROLE.guest,
+  );
+  assert.deepEqual(
+    afterDemotion.filter((e) => e.op === 'peer_add'),
+    [],
+  );
+});
+
 test('five users subscribe at once to a channel none has created: one channel, all subscribed', async () => {
   const who = [t.fx.owner, t.fx.admin, t.fx.moderator, t.fx.member, t.fx.member2];
   const answers = await Promise.all(
@@ -265,6 +388,60 @@ test('a default channel group deleted while channels are added to it: no server 
   );
   assert.deepEqual(answers[0].body, SUCCESS);
   assert.deepEqual(await groups(), []);
+});
+
+test('an administrator deactivates a user an owner is making an owner: never an owner deactivated by an administrator', async () => {
+  const target = t.fx.member2;
+  const watcher = t.as(t.fx.member);
+  const queue = await registerQueue(watcher, { event_types: ['realm_user'] });
+  const [promotion, deactivation] = await Promise.all([
+    t.as(t.fx.owner).patch(`/users/${target.id}`, { role: ROLE.owner }),
+    t.as(t.fx.admin).delete(`/users/${target.id}`),
+  ]);
+  assert.deepEqual(promotion.body, SUCCESS);
+  const events = withoutIds(
+    await drainEvents(t.ctx, watcher, queue.queue_id, queue.last_event_id),
+  ).filter((e) => e.op === 'update');
+  const promoted = {
+    type: 'realm_user',
+    op: 'update',
+    person: { user_id: target.id, role: ROLE.owner },
+  };
+  const deactivated = {
+    type: 'realm_user',
+    op: 'update',
+    person: { user_id: target.id, is_active: false },
+  };
+  // Either the deactivation came first, or it was refused because the user was an owner by then.
+  if (deactivation.status === 200) assert.deepEqual(events, [deactivated, promoted]);
+  else {
+    assert.deepEqual(deactivation.body, err('Must be an organization owner'));
+    assert.deepEqual(events, [promoted]);
+  }
+});
+
+test('a channel archived while a default channel group is made with it: never an archived channel in a group', async () => {
+  const id = t.fx.channels.design.id;
+  const [archive, created] = await Promise.all([
+    t.as(t.fx.admin).delete(`/streams/${id}`),
+    t.as(t.fx.admin).post('/default_stream_groups/create', {
+      group_name: 'Starters',
+      description: '',
+      stream_names: ['design', 'general'],
+    }),
+  ]);
+  assert.deepEqual(archive.body, SUCCESS);
+  assert.ok(
+    created.status === 200 ||
+      JSON.stringify(created.body) === JSON.stringify(err("Invalid channel name 'design'")),
+    created.text,
+  );
+  const inGroups = await t.ctx.db
+    .selectFrom('default_channel_group_channels')
+    .select('channel_id')
+    .where('channel_id', '=', id)
+    .execute();
+  assert.deepEqual(inGroups, []);
 });
 
 test('eight role changes of one user at once: each answered, one system group left, the last role', async () => {

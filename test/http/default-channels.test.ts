@@ -165,6 +165,12 @@ describe('default channel groups', () => {
       await create({ group_name: 'g', description: '', stream_names: ['secret'] }),
       "Invalid channel name 'secret'",
     );
+    // Archiving takes a channel out of every group, so an archived one is not taken in.
+    await t.as(t.fx.admin).delete(`/streams/${t.fx.channels.design.id}`);
+    assertError(
+      await create({ group_name: 'g', description: '', stream_names: ['design'] }),
+      "Invalid channel name 'design'",
+    );
     assertError(
       await create({ group_name: ' ', description: '', stream_names: [] }),
       "Invalid default channel group name ' '",
@@ -258,6 +264,8 @@ describe('default channel groups', () => {
       await streams('add', ['announce']),
       "'announce' is a default channel and cannot be added to 'g'",
     );
+    await t.as(t.fx.admin).delete(`/streams/${c.private.id}`);
+    assertError(await streams('add', ['private']), "Invalid channel name 'private'");
   });
 
   test('delete', async () => {
