@@ -14,6 +14,7 @@ import * as draftsStore from '../store/drafts.ts';
 import type { UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
 import { loadChannelAccessById } from './channel-access.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 /** The most drafts a register snapshot carries. */
@@ -122,8 +123,9 @@ export async function createDrafts(
   actor: Actor,
   drafts: DraftInput[],
 ): Promise<number[]> {
-  checkSynchronizing(actor);
   return withTransaction(ctx, actor.realm.id, async (work) => {
+    // Inside: turning synchronizing off deletes every draft; none may be stored after it.
+    checkSynchronizing(await accessCurrentActor(work.db, actor));
     const checked: CheckedDraft[] = [];
     for (const d of drafts) checked.push(await checkDraft(ctx, work.db, actor, d));
     const created: PresentedDraft[] = [];
@@ -145,8 +147,8 @@ export async function editDraft(
   draftId: number,
   draft: DraftInput,
 ): Promise<void> {
-  checkSynchronizing(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    checkSynchronizing(await accessCurrentActor(work.db, actor));
     const row = await draftsStore.getDraft(work.db, actor.user.id, draftId);
     if (!row) throw draftNotFound();
     const checked = await checkDraft(ctx, work.db, actor, draft);

@@ -31,7 +31,7 @@ import {
   resolveGroupSetting,
   type GroupSettingChange,
 } from './group-settings.ts';
-import { withTransaction, type Work } from './transaction.ts';
+import { readingIn, withTransaction, type Work } from './transaction.ts';
 
 const SUBDOMAIN_RE = /^(|[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?)$/;
 
@@ -200,13 +200,17 @@ export async function updateRealmSettings(
   for (const key of names) {
     const spec: RealmSettingSpec = REALM_SETTINGS[key];
     if (spec.kind !== 'scalar') continue;
-    const value = checkRealmScalar(key, spec, params.settings[key]);
-    if (spec.channel && value !== -1) await accessChannelById(ctx, actor, value as number);
-    scalars.set(key, value);
+    scalars.set(key, checkRealmScalar(key, spec, params.settings[key]));
   }
 
   return withTransaction(ctx, actor.realm.id, async (work) => {
     const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;
+    // Inside: a channel archived since must not become the announcement channel.
+    for (const [key, value] of scalars) {
+      const spec: RealmSettingSpec = REALM_SETTINGS[key];
+      if (spec.kind === 'scalar' && spec.channel && value !== -1)
+        await accessChannelById(readingIn(ctx, work), actor, value as number);
+    }
     const recipients = await usersStore.listActiveUserIds(work.db, realm.id);
     const now = unixNow(ctx.clock);
     const changes: Partial<RealmRow> = {};

@@ -26,6 +26,7 @@ import {
   doRefreshApiEmail,
 } from './users.ts';
 import { doStopSynchronizingDrafts } from './drafts.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 export interface UpdateSettingsParams {
@@ -64,11 +65,15 @@ export async function updateSettings(
     newHash = await ctx.passwords.hash(params.new_password);
   }
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const realm = actor.realm;
+    const { realm, user: me } = await accessCurrentActor(work.db, actor);
     const load = async (): Promise<UserRow> =>
       (await usersStore.getUserById(work.db, realm.id, actor.user.id))!;
-    if (newHash !== undefined)
+    if (newHash !== undefined) {
+      // The old password was verified outside (hashing is slow): against the hash still held.
+      // Another change may have replaced it since, and the old password is then wrong.
+      if (me.password_hash !== actor.user.password_hash) throw badRequest('Wrong password!');
       await usersStore.updateUser(work.db, actor.user.id, { password_hash: newHash });
+    }
     if (params.email !== undefined)
       await doChangeDeliveryEmail(ctx, work, realm, await load(), params.email);
     if (params.full_name !== undefined) {

@@ -444,6 +444,26 @@ test('a channel archived while a default channel group is made with it: never an
   assert.deepEqual(inGroups, []);
 });
 
+test('a channel archived while made the announcement channel: the setting never names an archived channel', async () => {
+  const id = t.fx.channels.design.id;
+  const [archive, setting] = await Promise.all([
+    t.as(t.fx.admin).delete(`/streams/${id}`),
+    t.as(t.fx.admin).patch('/realm', { new_stream_announcements_stream_id: id }),
+  ]);
+  assert.deepEqual(archive.body, SUCCESS);
+  assert.ok(
+    setting.status === 200 ||
+      JSON.stringify(setting.body) === JSON.stringify(err('Invalid channel ID')),
+    setting.text,
+  );
+  const realm = await t.ctx.db
+    .selectFrom('realms')
+    .select('settings')
+    .where('id', '=', t.fx.realm.id)
+    .executeTakeFirstOrThrow();
+  assert.notEqual(JSON.parse(realm.settings).new_stream_announcements_stream_id, id);
+});
+
 test('eight role changes of one user at once: each answered, one system group left, the last role', async () => {
   const roles = [ROLE.administrator, ROLE.moderator, ROLE.guest, ROLE.member];
   const target = t.fx.member2;
@@ -469,4 +489,40 @@ test('eight role changes of one user at once: each answered, one system group le
     memberOf.map((g) => g.name),
     [systemGroupForRole(Number(user.role))],
   );
+});
+
+test('two password changes with the same old password at once: one changes it, the other is told it is wrong', async () => {
+  const me = t.as(t.fx.member);
+  const answers = await Promise.all(
+    ['first-new-password-1', 'second-new-password-2'].map((newPassword) =>
+      me.patch('/settings', { old_password: t.fx.member.password, new_password: newPassword }),
+    ),
+  );
+  assert.deepEqual(tally(answers), {
+    [`200 ${JSON.stringify(SUCCESS)}`]: 1,
+    [`400 ${JSON.stringify(err('Wrong password!'))}`]: 1,
+  });
+});
+
+test('a draft saved while synchronizing drafts is turned off: no draft kept after it', async () => {
+  const me = t.as(t.fx.member);
+  const draft = { type: 'stream', to: [t.fx.channels.general.id], topic: 't', content: 'c' };
+  const [off, ...saves] = await Promise.all([
+    me.patch('/settings', { enable_drafts_synchronization: false }),
+    me.post('/drafts', { drafts: [draft] }),
+    me.post('/drafts', { drafts: [draft] }),
+  ]);
+  assert.equal(off.status, 200, off.text);
+  for (const res of saves)
+    assert.ok(
+      res.status === 200 ||
+        JSON.stringify(res.body) === JSON.stringify(err('User has disabled synchronizing drafts.')),
+      res.text,
+    );
+  const kept = await t.ctx.db
+    .selectFrom('drafts')
+    .select('id')
+    .where('user_id', '=', t.fx.member.id)
+    .execute();
+  assert.deepEqual(kept, []);
 });
