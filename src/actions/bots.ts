@@ -29,7 +29,7 @@ import * as botsStore from '../store/bots.ts';
 import type { Q } from '../store/db.ts';
 import type { BotServiceRow, RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
-import { checkRealmPermission, hasRealmPermission } from './permissions.ts';
+import { accessCurrentActor, checkRealmPermission, hasRealmPermission } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { listManagedBots } from './bot-directory.ts';
 import { usersWhoCanAccess } from './user-access.ts';
@@ -160,6 +160,8 @@ export async function createBot(
   checkDefaultChannel(params.default_events_register_stream);
 
   return withTransaction(ctx, realm.id, async (work) => {
+    // A bot's owner is active: one deactivated since would leave an active bot without one.
+    await accessCurrentActor(work.db, actor);
     if (await usersStore.getUserByEmail(work.db, realm.id, email)) {
       throw badRequest('Username already in use');
     }

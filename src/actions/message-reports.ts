@@ -13,6 +13,7 @@ import type { RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
 import { accessMessage } from './message-access.ts';
 import { sendInternalChannelMessage } from './messages.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { doCreateUser } from './users.ts';
 
@@ -73,7 +74,11 @@ export async function reportMessage(
     const db = work.db;
     const { message, channel } = await accessMessage(db, actor, messageId);
     if (message.sender_id === user.id) throw badRequest("You can't report this message.");
-    const moderation = await channelsStore.getChannel(db, realm.id, channelId);
+    // The moderation channel as set now: it may have been changed or unset since.
+    const current = await accessCurrentActor(db, actor);
+    const currentId = readRealmSettings(current.realm.settings).moderation_request_channel_id;
+    if (currentId === -1) throw noModerationChannel();
+    const moderation = await channelsStore.getChannel(db, realm.id, currentId as number);
     // A deleted or archived channel is no destination: reporting is off until one is set.
     if (!moderation || moderation.is_archived === 1) throw noModerationChannel();
     const reported = await usersStore.getUserById(db, realm.id, message.sender_id);

@@ -341,12 +341,15 @@ export async function updateSubscriptionProperties(
   changes: PropertyChange[],
 ): Promise<void> {
   for (const change of changes) checkPropertyChange(change);
-  for (const change of changes) {
-    const { channel } = await accessChannelById(ctx, actor, change.stream_id, { content: true });
-    const sub = await channelsStore.getSubscription(ctx.db, actor.user.id, channel.id);
-    if (sub?.active !== 1) throw badRequest(`Not subscribed to channel ID ${change.stream_id}`);
-  }
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Inside: an unsubscription committed since leaves nothing to change.
+    for (const change of changes) {
+      const { channel } = await accessChannelById(readingIn(ctx, work), actor, change.stream_id, {
+        content: true,
+      });
+      const sub = await channelsStore.getSubscription(work.db, actor.user.id, channel.id);
+      if (sub?.active !== 1) throw badRequest(`Not subscribed to channel ID ${change.stream_id}`);
+    }
     for (const { stream_id: streamId, property, value } of changes) {
       const emit = (name: string, v: boolean | string) =>
         work.emitOnCommit(

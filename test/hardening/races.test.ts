@@ -526,3 +526,51 @@ test('a draft saved while synchronizing drafts is turned off: no draft kept afte
     .execute();
   assert.deepEqual(kept, []);
 });
+
+test('a subscription changed while its user leaves the channel: nothing changed after the leaving', async () => {
+  const me = t.as(t.fx.member);
+  const id = t.fx.channels.design.id;
+  const queue = await registerQueue(me, { event_types: ['subscription'] });
+  const [left, ...changes] = await Promise.all([
+    me.delete('/users/me/subscriptions', { subscriptions: ['design'] }),
+    ...['#112233', '#445566'].map((color) =>
+      me.post('/users/me/subscriptions/properties', {
+        subscription_data: [{ stream_id: id, property: 'color', value: color }],
+      }),
+    ),
+  ]);
+  assert.equal(left.status, 200, left.text);
+  for (const res of changes)
+    assert.ok(
+      res.status === 200 ||
+        JSON.stringify(res.body) === JSON.stringify(err(`Not subscribed to channel ID ${id}`)),
+      res.text,
+    );
+  const events = await drainEvents(t.ctx, me, queue.queue_id, queue.last_event_id);
+  assert.deepEqual(
+    eventsAfter(events, (e) => e.op === 'remove'),
+    [],
+  );
+});
+
+test('a bot created while its owner deactivates themselves: never an active bot of a deactivated owner', async () => {
+  const me = t.as(t.fx.member);
+  const [left, created] = await Promise.all([
+    me.delete('/users/me'),
+    me.post('/bots', { full_name: 'Helper', short_name: 'helper' }),
+  ]);
+  assert.deepEqual(left.body, SUCCESS);
+  assert.ok(
+    created.status === 200 ||
+      JSON.stringify(created.body) ===
+        JSON.stringify(err('Account is deactivated', 'UNAUTHORIZED')),
+    `${created.status} ${created.text}`,
+  );
+  const activeBots = await t.ctx.db
+    .selectFrom('users')
+    .select('id')
+    .where('bot_owner_id', '=', t.fx.member.id)
+    .where('is_active', '=', 1)
+    .execute();
+  assert.deepEqual(activeBots, []);
+});
