@@ -177,12 +177,20 @@ async function finish(
   d: Delivery,
   post: { reply?: string; failure?: Failure },
 ): Promise<void> {
-  const { realm, bot, message } = d;
-  await withTransaction(ctx, realm.id, async (work) => {
+  await withTransaction(ctx, d.realm.id, async (work) => {
+    // Read again: the request took seconds, in which the bot may have been deactivated or
+    // given a new owner, and the message deleted or moved. Then there is no one to answer.
+    const now = await loadDelivery(work.db, d.row);
+    if (!now) {
+      await deliveriesStore.deleteDelivery(work.db, d.row.id);
+      return;
+    }
+    const { realm, bot, message } = now;
     const toConversation = async (content: string): Promise<void> => {
       if (message.channel_id !== null) {
         const channel = await channelsStore.getChannel(work.db, realm.id, message.channel_id);
-        if (!channel) return;
+        // An archived channel takes no new messages, a bot's included.
+        if (!channel || channel.is_archived === 1) return;
         await sendInternalChannelMessage(ctx, work, realm, bot, channel, message.topic, content);
         return;
       }

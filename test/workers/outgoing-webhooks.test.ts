@@ -107,13 +107,13 @@ async function createOutgoingBot(
 
 async function setup(
   respond: Respond,
-  opts: { allow?: string[]; interfaceType?: number } = {},
+  opts: { allow?: string[]; interfaceType?: number; timeoutMs?: number } = {},
 ): Promise<Setup> {
   const r = await startReceiver(respond);
   const t = await buildTestApp({
     config: {
       outgoingWebhookAllow: opts.allow ?? ['127.0.0.1/32'],
-      outgoingWebhookTimeoutMs: 300,
+      outgoingWebhookTimeoutMs: opts.timeoutMs ?? 300,
     },
   });
   const setTime = useClock(t);
@@ -734,6 +734,75 @@ test('an unexpected failure is retried like a timeout, then dropped: never forev
     await runThroughRetries(s, id);
     assert.equal(await s.run(), 0);
     assert.deepEqual(s.r.received, []);
+  } finally {
+    await s.close();
+  }
+});
+
+test('the bot deactivated while its request is out: no reply, the delivery gone', async () => {
+  // Set once setup has made them; the receiver answers only later.
+  const made = { t: null as unknown as TestApp, botId: 0 };
+  const s = await setup(
+    (_req, res) => {
+      void made.t
+        .as(made.t.fx.member)
+        .delete(`/bots/${made.botId}`)
+        .then((done) => {
+          assert.equal(done.status, 200, done.text);
+          json({ content: 'too late' })(_req, res, 1);
+        });
+      // The receiver makes a request of its own before it answers: time enough on a busy machine.
+    },
+    { timeoutMs: 10_000 },
+  );
+  made.t = s.t;
+  made.botId = s.bot.id;
+  const t = s.t;
+  try {
+    const id = await sendToChannel(t, t.fx.member, t.fx.channels.general, 'late', '@**Echo Bot**');
+    assert.equal(await s.run(), 1);
+    assert.equal(s.r.received.length, 1);
+    assert.deepEqual(await messagesAfter(t, id), []);
+    assert.deepEqual(await pending(t), []);
+  } finally {
+    await s.close();
+  }
+});
+
+test('the message moved while the request is out: the reply follows it to its new topic', async () => {
+  const made = { t: null as unknown as TestApp, messageId: 0 };
+  const s = await setup(
+    (_req, res) => {
+      void made.t
+        .as(made.t.fx.member)
+        .patch(`/messages/${made.messageId}`, { topic: 'moved', propagate_mode: 'change_one' })
+        .then((done) => {
+          assert.equal(done.status, 200, done.text);
+          json({ content: 'here' })(_req, res, 1);
+        });
+    },
+    { timeoutMs: 10_000 },
+  );
+  made.t = s.t;
+  const t = s.t;
+  try {
+    const messageId = await sendToChannel(
+      t,
+      t.fx.member,
+      t.fx.channels.general,
+      'first',
+      '@**Echo Bot**',
+    );
+    made.messageId = messageId;
+    assert.equal(await s.run(), 1);
+    assert.deepEqual(await messagesAfter(t, messageId), [
+      {
+        sender_id: s.bot.id,
+        recipient_id: await channelRecipientId(t, t.fx.channels.general.id),
+        topic: 'moved',
+        content: 'here',
+      },
+    ]);
   } finally {
     await s.close();
   }
