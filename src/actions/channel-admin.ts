@@ -34,6 +34,7 @@ import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
 import { accessChannelForAdministration, usersWhoCanSeeChannel } from './channel-access.ts';
 import {
+  archivedMarker,
   checkChannelNameFree,
   emitChannelDeletion,
   emitSubscriptionAdds,
@@ -90,7 +91,14 @@ async function emitChannelUpdate(
   users?: Iterable<number>,
 ): Promise<void> {
   work.emitOnCommit(
-    { type: 'stream', op: 'update', stream_id: channel.id, name: channel.name, ...fields },
+    {
+      type: 'stream',
+      op: 'update',
+      stream_id: channel.id,
+      name: channel.name,
+      ...fields,
+      ...archivedMarker(channel),
+    },
     users ?? (await usersWhoCanSeeChannel(work.db, realm, channel)),
   );
 }

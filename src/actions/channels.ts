@@ -416,14 +416,17 @@ export async function doBulkUnsubscribe(
   for (const user of users) {
     const mine = removed.filter((r) => r.user.id === user.id).map((r) => r.channel);
     if (mine.length === 0) continue;
-    work.emitOnCommit(
-      {
-        type: 'subscription',
-        op: 'remove',
-        subscriptions: mine.map((c) => ({ name: c.name, stream_id: c.id })),
-      },
-      [user.id],
-    );
+    for (const group of byArchiving(mine)) {
+      work.emitOnCommit(
+        {
+          type: 'subscription',
+          op: 'remove',
+          subscriptions: group.channels.map((c) => ({ name: c.name, stream_id: c.id })),
+          ...group.marker,
+        },
+        [user.id],
+      );
+    }
     if (isAdmin(user)) continue;
     const groupIds = await groupIdsOf(work.db, user);
     const lost = mine.filter((c) => !computeChannelAccess(c, user, false, groupIds).metadata);
@@ -439,7 +442,13 @@ export async function doBulkUnsubscribe(
       (id) => !ids.includes(id),
     );
     work.emitOnCommit(
-      { type: 'subscription', op: 'peer_remove', stream_ids: [channel.id], user_ids: ids },
+      {
+        type: 'subscription',
+        op: 'peer_remove',
+        stream_ids: [channel.id],
+        user_ids: ids,
+        ...archivedMarker(channel),
+      },
       peers,
     );
   }
@@ -456,16 +465,43 @@ export function emitChannelDeletion(
   userIds: Iterable<number>,
   opts: { forArchiving?: boolean } = {},
 ): void {
-  work.emitOnCommit(
+  // Archiving's own deletion is for the clients that know the channel as active.
+  const groups = opts.forArchiving ? [{ channels, marker: {} }] : byArchiving(channels);
+  for (const group of groups) {
+    work.emitOnCommit(
+      {
+        type: 'stream',
+        op: 'delete',
+        streams: group.channels.map((c) => ({ stream_id: c.id })),
+        stream_ids: group.channels.map((c) => c.id),
+        ...(opts.forArchiving ? { __for_archiving: true } : {}),
+        ...group.marker,
+      },
+      userIds,
+    );
+  }
+}
+
+/**
+ * Channels split into the active ones and the archived ones, each with the mark its events
+ * carry: events about archived channels reach only clients with archived_channels
+ * (events/shaping.ts). Empty groups are left out.
+ */
+export function byArchiving(
+  channels: ChannelRow[],
+): Array<{ channels: ChannelRow[]; marker: { __archived_channels?: true } }> {
+  return [
+    { channels: channels.filter((c) => c.is_archived !== 1), marker: {} },
     {
-      type: 'stream',
-      op: 'delete',
-      streams: channels.map((c) => ({ stream_id: c.id })),
-      stream_ids: channels.map((c) => c.id),
-      ...(opts.forArchiving ? { __for_archiving: true } : {}),
+      channels: channels.filter((c) => c.is_archived === 1),
+      marker: { __archived_channels: true as const },
     },
-    userIds,
-  );
+  ].filter((g) => g.channels.length > 0);
+}
+
+/** The mark of an event about this one channel (see byArchiving). */
+export function archivedMarker(channel: ChannelRow): { __archived_channels?: true } {
+  return channel.is_archived === 1 ? { __archived_channels: true } : {};
 }
 
 /**
@@ -520,14 +556,17 @@ export async function doAnnounceChannelVisibility(
   const gained = all.filter((c) => after.has(c.id) && !before.has(c.id));
   const lost = all.filter((c) => before.has(c.id) && !after.has(c.id));
   if (gained.length > 0) {
-    work.emitOnCommit(
-      {
-        type: 'stream',
-        op: 'create',
-        streams: await presentChannelRows(work.db, realm.id, gained),
-      },
-      [user.id],
-    );
+    for (const group of byArchiving(gained)) {
+      work.emitOnCommit(
+        {
+          type: 'stream',
+          op: 'create',
+          streams: await presentChannelRows(work.db, realm.id, group.channels),
+          ...group.marker,
+        },
+        [user.id],
+      );
+    }
     const subscribers = await channelsStore.listSubscriberIdsByChannel(
       work.db,
       realm.id,
@@ -542,6 +581,7 @@ export async function doAnnounceChannelVisibility(
           stream_ids: [c.id],
           user_ids: subscribers.get(c.id) ?? [],
           __only_with_subscribers: true,
+          ...archivedMarker(c),
         },
         [user.id],
       );
@@ -579,6 +619,7 @@ export async function doAnnounceSubscriberActivation(
         op: active ? 'peer_add' : 'peer_remove',
         stream_ids: [channel.id],
         user_ids: [user.id],
+        ...archivedMarker(channel),
       },
       peers,
     );

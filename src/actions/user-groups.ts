@@ -180,7 +180,17 @@ async function emitToEveryone(
   event: Omit<UserGroupEvent, 'type'>,
 ): Promise<void> {
   const users = await usersStore.listActiveUserIds(work.db, realm.id);
-  work.emitOnCommit({ type: 'user_group', ...event }, users);
+  // Clients without include_deactivated_groups were told of a group's deactivation as its
+  // removal: later events about it are not for them (events/shaping.ts).
+  const deactivation = event.op === 'update' && event.data?.deactivated === true;
+  const aboutDeactivated =
+    event.group_id !== undefined &&
+    !deactivation &&
+    (await groups.getGroup(work.db, realm.id, event.group_id))?.deactivated === 1;
+  work.emitOnCommit(
+    { type: 'user_group', ...event, ...(aboutDeactivated ? { __deactivated_group: true } : {}) },
+    users,
+  );
 }
 
 export type CreateUserGroupParams = {

@@ -115,9 +115,13 @@ const typingEditMessage: Shaper = (event, client, dc) => {
   return [{ ...e, recipient: { ...recipient, topic } } as ParleyEvent];
 };
 
-/** Clients that cannot show deactivated groups see a deactivation as a removal. */
+/**
+ * Clients that cannot show deactivated groups see a deactivation as a removal, and nothing
+ * about the group after it (__deactivated_group).
+ */
 const userGroup: Shaper = (event, client) => {
   const e = event as Fields;
+  if (e.__deactivated_group === true && !client.capabilities.include_deactivated_groups) return [];
   const data = e.data as Record<string, unknown> | undefined;
   if (
     e.op === 'update' &&
@@ -236,12 +240,21 @@ const message: Shaper = (event, client, dc) => {
 };
 
 /**
+ * Events about archived channels (__archived_channels) go only to clients with
+ * archived_channels: for the others archiving was the channels' deletion, so they know
+ * nothing of them to update.
+ */
+const aboutArchived = (e: Fields, client: ClientDescriptor): boolean =>
+  e.__archived_channels === true && !client.capabilities.archived_channels;
+
+/**
  * Channel events per archived_channels: with it, archiving and unarchiving are is_archived
  * updates; without it, archiving looks like deletion (__for_archiving) and unarchiving like
  * creation (__for_unarchiving).
  */
 const stream: Shaper = (event, client) => {
   const e = event as Fields;
+  if (aboutArchived(e, client)) return [];
   const archivedAware = client.capabilities.archived_channels;
   if (e.op === 'delete' && e.__for_archiving === true && archivedAware) return [];
   if (e.op === 'create' && e.__for_unarchiving === true && archivedAware) return [];
@@ -266,6 +279,7 @@ const SUBSCRIPTION_NOTIFICATION_SETTINGS = [
 const subscription: Shaper = (event, client) => {
   const e = event as Fields;
   if (e.__only_with_subscribers === true && !client.includeSubscribers) return [];
+  if (aboutArchived(e, client)) return [];
   const defaults = e.__notification_defaults as Record<string, unknown> | undefined;
   if (e.op !== 'add' || !defaults || client.capabilities.notification_settings_null) return [event];
   const subscriptions = (e.subscriptions as Record<string, unknown>[]).map((sub) => {

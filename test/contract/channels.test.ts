@@ -93,6 +93,25 @@ test('DELETE /streams/{id}: archiving', async () => {
   });
 });
 
+const renameArchived = {
+  setup: (t: TestApp) => ok(t.as(t.fx.admin).delete(`/streams/${t.fx.channels.design.id}`)),
+  act: (t: TestApp) =>
+    ok(t.as(t.fx.admin).patch(`/streams/${t.fx.channels.design.id}`, { new_name: 'old design' })),
+};
+
+test('PATCH /streams/{id}: renaming an archived channel, for clients that show archived ones', async () => {
+  await runContract({
+    ...renameArchived,
+    changes: ALL_BUT_GUEST,
+    forms: ['modern', 'subscribers'],
+  });
+});
+
+// For the others archiving was a deletion: they know no such channel, and hear nothing.
+test('PATCH /streams/{id}: renaming an archived channel, for clients that do not', async () => {
+  await runContract({ ...renameArchived, changes: [], forms: ['legacy'] });
+});
+
 test('PATCH /streams/{id}: unarchiving', async () => {
   await runContract({
     changes: ALL_BUT_GUEST,

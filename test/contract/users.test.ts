@@ -87,6 +87,24 @@ test('PATCH /users/{id}: a member becomes a guest, losing permissions', async ()
   });
 });
 
+// Clients without archived_channels were told of an archiving as a deletion: the archived
+// channel a role change hides or shows is not in their stream events.
+test('PATCH /users/{id}: a member becomes a guest, with an archived channel', async () => {
+  await runContract({
+    changes: ALL_VIEWERS,
+    setup: (t) => ok(t.as(t.fx.admin).delete(`/streams/${t.fx.channels.announce.id}`)),
+    act: (t) => ok(t.as(t.fx.admin).patch(`/users/${t.fx.member2.id}`, { role: ROLE.guest })),
+  });
+});
+
+test('PATCH /users/{id}: a guest becomes a member, with an archived channel', async () => {
+  await runContract({
+    changes: ALL_VIEWERS,
+    setup: (t) => ok(t.as(t.fx.admin).delete(`/streams/${t.fx.channels.design.id}`)),
+    act: (t) => ok(t.as(t.fx.admin).patch(`/users/${t.fx.guest.id}`, { role: ROLE.member })),
+  });
+});
+
 test('PATCH /users/{id}: a guest becomes a member, seeing more channels', async () => {
   await runContract({
     changes: ALL_VIEWERS,
