@@ -739,66 +739,72 @@ test('an unexpected failure is retried like a timeout, then dropped: never forev
   }
 });
 
-test('the bot deactivated while its request is out: no reply, the delivery gone', async () => {
-  // Set once setup has made them; the receiver answers only later.
-  const made = { t: null as unknown as TestApp, botId: 0 };
+/**
+ * A setup whose receiver, before it answers, makes a change of its own through the API
+ * (as a user would while the bot's server works); `meanwhile` gets the setup and the
+ * message the request is about.
+ */
+async function setupWithChangeMeanwhile(
+  meanwhile: (s: Setup, messageId: number) => Promise<{ status: number; text: string }>,
+  reply: string,
+): Promise<{ s: Setup; send: (topic: string) => Promise<number> }> {
+  const made = { s: null as unknown as Setup, messageId: 0 };
   const s = await setup(
-    (_req, res) => {
-      void made.t
-        .as(made.t.fx.member)
-        .delete(`/bots/${made.botId}`)
-        .then((done) => {
-          assert.equal(done.status, 200, done.text);
-          json({ content: 'too late' })(_req, res, 1);
-        });
-      // The receiver makes a request of its own before it answers: time enough on a busy machine.
+    (req, res) => {
+      void meanwhile(made.s, made.messageId).then((done) => {
+        assert.equal(done.status, 200, done.text);
+        json({ content: reply })(req, res, 1);
+      });
     },
+    // The receiver waits for a request of its own: time enough on a busy machine.
     { timeoutMs: 10_000 },
   );
-  made.t = s.t;
-  made.botId = s.bot.id;
-  const t = s.t;
+  made.s = s;
+  const send = async (topic: string): Promise<number> => {
+    const t = s.t;
+    made.messageId = await sendToChannel(
+      t,
+      t.fx.member,
+      t.fx.channels.general,
+      topic,
+      '@**Echo Bot**',
+    );
+    return made.messageId;
+  };
+  return { s, send };
+}
+
+test('the bot deactivated while its request is out: no reply, the delivery gone', async () => {
+  const { s, send } = await setupWithChangeMeanwhile(
+    (m) => m.t.as(m.t.fx.member).delete(`/bots/${m.bot.id}`),
+    'too late',
+  );
   try {
-    const id = await sendToChannel(t, t.fx.member, t.fx.channels.general, 'late', '@**Echo Bot**');
+    const id = await send('late');
     assert.equal(await s.run(), 1);
     assert.equal(s.r.received.length, 1);
-    assert.deepEqual(await messagesAfter(t, id), []);
-    assert.deepEqual(await pending(t), []);
+    assert.deepEqual(await messagesAfter(s.t, id), []);
+    assert.deepEqual(await pending(s.t), []);
   } finally {
     await s.close();
   }
 });
 
 test('the message moved while the request is out: the reply follows it to its new topic', async () => {
-  const made = { t: null as unknown as TestApp, messageId: 0 };
-  const s = await setup(
-    (_req, res) => {
-      void made.t
-        .as(made.t.fx.member)
-        .patch(`/messages/${made.messageId}`, { topic: 'moved', propagate_mode: 'change_one' })
-        .then((done) => {
-          assert.equal(done.status, 200, done.text);
-          json({ content: 'here' })(_req, res, 1);
-        });
-    },
-    { timeoutMs: 10_000 },
+  const { s, send } = await setupWithChangeMeanwhile(
+    (m, messageId) =>
+      m.t
+        .as(m.t.fx.member)
+        .patch(`/messages/${messageId}`, { topic: 'moved', propagate_mode: 'change_one' }),
+    'here',
   );
-  made.t = s.t;
-  const t = s.t;
   try {
-    const messageId = await sendToChannel(
-      t,
-      t.fx.member,
-      t.fx.channels.general,
-      'first',
-      '@**Echo Bot**',
-    );
-    made.messageId = messageId;
+    const messageId = await send('first');
     assert.equal(await s.run(), 1);
-    assert.deepEqual(await messagesAfter(t, messageId), [
+    assert.deepEqual(await messagesAfter(s.t, messageId), [
       {
         sender_id: s.bot.id,
-        recipient_id: await channelRecipientId(t, t.fx.channels.general.id),
+        recipient_id: await channelRecipientId(s.t, s.t.fx.channels.general.id),
         topic: 'moved',
         content: 'here',
       },
