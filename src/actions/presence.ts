@@ -24,6 +24,7 @@ import type { Q } from '../store/db.ts';
 import * as presenceStore from '../store/presence.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withTransaction } from './transaction.ts';
 import { accessibleUserIds, canAccessUser, isUserId, usersWhoCanAccess } from './user-access.ts';
 
@@ -104,7 +105,11 @@ async function recordPresence(
     const updateId = await presenceStore.nextPresenceUpdateId(work.db, realm.id);
     const row = { user_id: user.id, realm_id: realm.id, ...change.times, last_update_id: updateId };
     await presenceStore.upsertPresence(work.db, row);
-    if (!change.cameOnline || presenceDisabled(realm)) return;
+    if (!change.cameOnline) return;
+    // As they are now: the user may have stopped sharing presence, or the organization
+    // turned it off, since the report was accepted (a rare read: only on coming online).
+    const current = await accessCurrentActor(work.db, actor);
+    if (presenceDisabled(current.realm) || !sharesPresence(current.user.settings)) return;
     const recipients = ctx.config.canAccessAllUsersGroupLimitsPresence
       ? await usersWhoCanAccess(work.db, realm, user.id)
       : await usersStore.listActiveUserIds(work.db, realm.id);

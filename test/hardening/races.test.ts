@@ -547,3 +547,22 @@ test('a bot created while its owner deactivates themselves: never an active bot 
     .execute();
   assert.deepEqual(activeBots, []);
 });
+
+test('coming online while turning presence sharing off: no presence event after the setting', async () => {
+  const me = t.as(t.fx.member);
+  const queue = await registerQueue(me, {
+    event_types: ['presence', 'user_settings'],
+    client_capabilities: { notification_settings_null: false, user_settings_object: true },
+  });
+  const [off, report] = await Promise.all([
+    me.patch('/settings', { presence_enabled: false }),
+    me.post('/users/me/presence', { status: 'active', ping_only: true }),
+  ]);
+  assert.equal(off.status, 200, off.text);
+  assert.equal(report.status, 200, report.text);
+  const events = await drainEvents(t.ctx, me, queue.queue_id, queue.last_event_id);
+  assert.deepEqual(
+    eventsAfter(events, (e) => e.type === 'user_settings' && e.property === 'presence_enabled'),
+    [],
+  );
+});
