@@ -316,9 +316,13 @@ export async function doChangeRole(
   const oldGroup = await systemGroupId(work.db, realm.id, systemGroupForRole(user.role));
   const newGroup = await systemGroupId(work.db, realm.id, systemGroupForRole(role));
   if (oldGroup !== newGroup) {
-    const everyone = await usersStore.listActiveUserIds(work.db, realm.id);
     await groups.removeGroupMembers(work.db, oldGroup, [user.id]);
     await groups.addGroupMembers(work.db, newGroup, [user.id]);
+  }
+  // Clients dropped a deactivated user from every group; a reactivation shows them in their
+  // groups again (doAnnounceGroupMemberships), the new system group included.
+  if (oldGroup !== newGroup && changed.is_active) {
+    const everyone = await usersStore.listActiveUserIds(work.db, realm.id);
     work.emitOnCommit(
       { type: 'user_group', op: 'remove_members', group_id: oldGroup, user_ids: [user.id] },
       everyone,

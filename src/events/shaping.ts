@@ -280,6 +280,8 @@ const subscription: Shaper = (event, client) => {
   const e = event as Fields;
   if (e.__only_with_subscribers === true && !client.includeSubscribers) return [];
   if (aboutArchived(e, client)) return [];
+  // Clients that kept an archived channel's subscriptions get unarchiving as its update.
+  if (e.__for_unarchiving === true && client.capabilities.archived_channels) return [];
   const defaults = e.__notification_defaults as Record<string, unknown> | undefined;
   if (e.op !== 'add' || !defaults || client.capabilities.notification_settings_null) return [event];
   const subscriptions = (e.subscriptions as Record<string, unknown>[]).map((sub) => {

@@ -105,6 +105,17 @@ test('PATCH /users/{id}: a guest becomes a member, with an archived channel', as
   });
 });
 
+// Clients dropped a deactivated user from every group: a role change moves them between
+// system groups without events, and their reactivation shows them in the new one.
+test('PATCH /users/{id}: a deactivated member becomes an owner', async () => {
+  await runContract({
+    changes: ALL_VIEWERS.filter((v) => v !== 'member2'),
+    viewers: ALL_VIEWERS.filter((v) => v !== 'member2'),
+    setup: (t) => ok(t.as(t.fx.admin).delete(`/users/${t.fx.member2.id}`)),
+    act: (t) => ok(t.as(t.fx.owner).patch(`/users/${t.fx.member2.id}`, { role: ROLE.owner })),
+  });
+});
+
 test('PATCH /users/{id}: a guest becomes a member, seeing more channels', async () => {
   await runContract({
     changes: ALL_VIEWERS,

@@ -117,3 +117,21 @@ test('leaving an archived channel: only clients that show archived channels hear
     unaware: [],
   });
 });
+
+test('unarchiving: an update for clients that kept the channel, its creation and subscription for the others', async () => {
+  const id = t.fx.channels.design.id;
+  await ok(t.as(t.fx.admin).delete(`/streams/${id}`));
+  const got = await eventsWithAndWithout(
+    t.fx.member,
+    'archived_channels',
+    ['stream', 'subscription'],
+    () => ok(t.as(t.fx.admin).patch(`/streams/${id}`, { is_archived: false })),
+  );
+  const kinds = (events: unknown[]) =>
+    events.map((e) => {
+      const { type, op, property } = e as Record<string, unknown>;
+      return [type, op, property].filter((x) => x !== undefined).join(' ');
+    });
+  assert.deepEqual(kinds(got.aware), ['stream update is_archived']);
+  assert.deepEqual(kinds(got.unaware), ['stream create', 'subscription add']);
+});
