@@ -411,7 +411,10 @@ test('an administrator deactivates a user an owner is making an owner: never an 
   // Either the deactivation came first, or it was refused because the user was an owner by then.
   if (deactivation.status === 200) assert.deepEqual(events, [deactivated, promoted]);
   else {
-    assert.deepEqual(deactivation.body, err('Must be an organization owner'));
+    assert.deepEqual(
+      deactivation.body,
+      err('Must be an organization owner', 'UNAUTHORIZED_PRINCIPAL'),
+    );
     assert.deepEqual(events, [promoted]);
   }
 });
