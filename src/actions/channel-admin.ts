@@ -53,7 +53,7 @@ import {
   type GroupSettingChange,
 } from './group-settings.ts';
 import { checkChannelFolderId } from './channel-folders.ts';
-import { checkAdmin, hasRealmPermission } from './permissions.ts';
+import { accessCurrentActor, checkAdmin, hasRealmPermission } from './permissions.ts';
 import { readTopicsPolicy, webPublicChannelsEnabled } from './subscriptions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
@@ -243,9 +243,10 @@ export async function updateChannel(
     // Checked and planned inside: a change of the channel committed since (its privacy, its
     // defaults, its archiving, its name) or of the organization's settings would otherwise
     // be undone or joined into a state no request in turn could make.
-    const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;
-    const access = await accessChannelForAdministration(work.db, actor, channelId);
-    const plan = await checkUpdate(work.db, actor, realm, access.channel, access.content, p);
+    const me = await accessCurrentActor(work.db, actor);
+    const realm = me.realm;
+    const access = await accessChannelForAdministration(work.db, me, channelId);
+    const plan = await checkUpdate(work.db, me, realm, access.channel, access.content, p);
     const id = access.channel.id;
     if (plan.privacy)
       await doChangePrivacy(work, realm, await current(work, realm, id), plan.privacy);
@@ -275,7 +276,7 @@ export async function updateChannel(
     }
     if (p.description !== undefined) {
       const description = normalizeChannelDescription(p.description);
-      const rendered = await renderChannelDescription(ctx, work.db, realm, actor.user, description);
+      const rendered = await renderChannelDescription(ctx, work.db, realm, me.user, description);
       await channelsStore.updateChannel(work.db, id, {
         description,
         rendered_description: rendered,
@@ -303,7 +304,7 @@ export async function updateChannel(
     for (const name of CHANNEL_GROUP_SETTING_NAMES) {
       const update = p.groupSettings[name];
       if (update)
-        await doChangeGroupSetting(ctx, work, actor, realm, id, name, update, access.content);
+        await doChangeGroupSetting(ctx, work, me, realm, id, name, update, access.content);
     }
   });
 }
@@ -432,10 +433,11 @@ export async function archiveChannel(
   channelId: number,
 ): Promise<void> {
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;
+    const me = await accessCurrentActor(work.db, actor);
+    const realm = me.realm;
     // Read inside: another request may have archived it since (one archive, one event), or
     // renamed it or changed who can see it, which its events must show.
-    const { channel } = await accessChannelForAdministration(work.db, actor, channelId);
+    const { channel } = await accessChannelForAdministration(work.db, me, channelId);
     if (channel.is_archived === 1) throw badRequest('Channel is already deactivated');
     const affected = await usersWhoCanSeeChannel(work.db, realm, channel);
     await channelsStore.updateChannel(work.db, channel.id, { is_archived: 1 });

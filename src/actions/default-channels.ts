@@ -12,12 +12,7 @@ import * as channelsStore from '../store/channels.ts';
 import type { Q } from '../store/db.ts';
 import type { ChannelRow, RealmRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
-import {
-  accessChannelById,
-  accessChannelByName,
-  invalidChannelId,
-  invalidChannelName,
-} from './channel-access.ts';
+import { accessChannelById, accessChannelByName, invalidChannelName } from './channel-access.ts';
 import { checkAdmin } from './permissions.ts';
 import { readingIn, withTransaction, type Work } from './transaction.ts';
 
@@ -60,14 +55,13 @@ export async function addDefaultChannel(
   channelId: number,
 ): Promise<void> {
   checkAdmin(actor);
-  const { channel } = await accessChannelById(ctx, actor, channelId, { content: true });
-  if (channel.invite_only) throw badRequest('Private channels cannot be made default.');
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    // Again here: the channel may have been archived or made private since.
-    const now = await channelsStore.getChannel(work.db, actor.realm.id, channel.id);
-    if (!now || now.is_archived === 1) throw invalidChannelId();
-    if (now.invite_only) throw badRequest('Private channels cannot be made default.');
-    await addDefaultChannelIn(work, actor.realm, now);
+    // Read inside: the channel may have been archived or made private since.
+    const { channel } = await accessChannelById(readingIn(ctx, work), actor, channelId, {
+      content: true,
+    });
+    if (channel.invite_only) throw badRequest('Private channels cannot be made default.');
+    await addDefaultChannelIn(work, actor.realm, channel);
   });
 }
 
