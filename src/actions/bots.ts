@@ -118,7 +118,7 @@ async function checkBotCreationPolicy(
 ): Promise<void> {
   if (
     botType === BOT_TYPE.incomingWebhook &&
-    (await hasRealmPermission(ctx.db, actor.realm, actor.user, 'can_create_write_only_bots_group'))
+    (await hasRealmPermission(ctx.db, actor.user, 'can_create_write_only_bots_group'))
   ) {
     return;
   }

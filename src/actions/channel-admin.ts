@@ -53,7 +53,12 @@ import {
   type GroupSettingChange,
 } from './group-settings.ts';
 import { checkChannelFolderId } from './channel-folders.ts';
-import { accessCurrentActor, checkAdmin, hasRealmPermission } from './permissions.ts';
+import {
+  accessRealmSettings,
+  accessCurrentActor,
+  checkAdmin,
+  hasRealmPermission,
+} from './permissions.ts';
 import { readTopicsPolicy, webPublicChannelsEnabled } from './subscriptions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
@@ -167,11 +172,11 @@ async function checkUpdate(
   if (webPublic && inviteOnly) throw badRequest('Invalid parameters');
   if (!inviteOnly && !history) throw badRequest('Invalid parameters');
   if (inviteOnly && isDefault) throw badRequest('A default channel cannot be private.');
-  const realmSettings = readRealmSettings(realm.settings);
+  const realmSettings = await accessRealmSettings(db, realm.id);
   if (!inviteOnly && realmSettings.moderation_request_channel_id === channel.id)
     throw badRequest('Moderation request channel must be private.');
-  const can = (setting: Parameters<typeof hasRealmPermission>[3]) =>
-    hasRealmPermission(db, realm, actor.user, setting);
+  const can = (setting: Parameters<typeof hasRealmPermission>[2]) =>
+    hasRealmPermission(db, actor.user, setting);
   if (p.is_private !== undefined) {
     if (!content) throw contentAccessRequired();
     const setting = p.is_private

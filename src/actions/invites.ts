@@ -159,7 +159,7 @@ export async function inviteUsers(
   p: InviteParams,
 ): Promise<void> {
   checkMemberOrAdmin(actor);
-  if (!(await hasRealmPermission(ctx.db, actor.realm, actor.user, 'can_invite_users_group'))) {
+  if (!(await hasRealmPermission(ctx.db, actor.user, 'can_invite_users_group'))) {
     throw insufficient();
   }
   checkInviteAs(actor, p.inviteAs);
@@ -231,9 +231,7 @@ export async function createMultiuseInvite(
   p: InviteParams,
 ): Promise<{ invite_link: string }> {
   checkMemberOrAdmin(actor);
-  if (
-    !(await hasRealmPermission(ctx.db, actor.realm, actor.user, 'create_multiuse_invite_group'))
-  ) {
+  if (!(await hasRealmPermission(ctx.db, actor.user, 'create_multiuse_invite_group'))) {
     throw insufficient();
   }
   checkInviteAs(actor, p.inviteAs);

@@ -12,7 +12,6 @@ import {
   readEditHistory,
   type HistorySnapshot,
 } from '../lib/messages.ts';
-import { readRealmSettings } from '../lib/realm-settings.ts';
 import { unixNow } from '../infra/clock.ts';
 import * as messagesStore from '../store/messages.ts';
 import type { ChannelRow, MessageRow } from '../store/schema.ts';
@@ -21,7 +20,7 @@ import { groupIdsOf, inChannelGroup } from './channel-access.ts';
 import { accessMessage, messageAudience } from './message-access.ts';
 import { realmMessageSettings } from './message-present.ts';
 import { announceFirstMessageIds, firstMessageIds } from './messages.ts';
-import { hasRealmPermission } from './permissions.ts';
+import { accessRealmSettings, hasRealmPermission } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 const cannotDelete = () => badRequest("You don't have permission to delete this message");
@@ -38,7 +37,7 @@ async function checkCanDelete(
   const inChannel = (setting: 'can_delete_any_message_group' | 'can_delete_own_message_group') =>
     channel !== null && inChannelGroup(channel, setting, groupIds);
   if (
-    (await hasRealmPermission(db, actor.realm, actor.user, 'can_delete_any_message_group')) ||
+    (await hasRealmPermission(db, actor.user, 'can_delete_any_message_group')) ||
     inChannel('can_delete_any_message_group')
   ) {
     return;
@@ -48,12 +47,13 @@ async function checkCanDelete(
     if (sender?.bot_owner_id !== actor.user.id) throw cannotDelete();
   }
   if (
-    !(await hasRealmPermission(db, actor.realm, actor.user, 'can_delete_own_message_group')) &&
+    !(await hasRealmPermission(db, actor.user, 'can_delete_own_message_group')) &&
     !inChannel('can_delete_own_message_group')
   ) {
     throw cannotDelete();
   }
-  const limit = readRealmSettings(actor.realm.settings).message_content_delete_limit_seconds;
+  const limit = (await accessRealmSettings(db, actor.realm.id))
+    .message_content_delete_limit_seconds;
   if (typeof limit === 'number' && unixNow(ctx.clock) - message.date_sent > limit) {
     throw badRequest('The time limit for deleting this message has passed');
   }

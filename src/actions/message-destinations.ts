@@ -5,7 +5,6 @@ import type { Actor } from '../lib/actor.ts';
 import { badRequest, JsonableError } from '../lib/errors.ts';
 import { checkTopicAllowed, directKey, normalizeTopic } from '../lib/messages.ts';
 import { canSeeDeliveryEmail } from '../lib/presenters/users.ts';
-import { readRealmSettings } from '../lib/realm-settings.ts';
 import * as channelsStore from '../store/channels.ts';
 import type { Q } from '../store/db.ts';
 import * as messagesStore from '../store/messages.ts';
@@ -21,7 +20,7 @@ import {
 import type { realmMessageSettings } from './message-present.ts';
 import type { MessageRendering } from './message-render.ts';
 import type { SendMessageParams } from './messages.ts';
-import { hasRealmPermission, isUserInGroup } from './permissions.ts';
+import { accessRealmSettings, hasRealmPermission, isUserInGroup } from './permissions.ts';
 import { accessibleUserIds } from './user-access.ts';
 
 /** Wildcard mentions in bigger conversations need can_mention_many_users_group. */
@@ -169,7 +168,7 @@ async function checkCanSendDirect(
   }
   // Conversations with bots only, and with oneself, are always allowed.
   if (others.every((u) => u.is_bot === 1)) return;
-  const settings = readRealmSettings(realm.settings);
+  const settings = await accessRealmSettings(db, realm.id);
   const permitted = settings.direct_message_permission_group as number;
   let anyPermitted = false;
   for (const u of [sender, ...others]) {
@@ -180,7 +179,7 @@ async function checkCanSendDirect(
   }
   const isNew =
     recipientId === null || !(await messagesStore.conversationHasMessages(db, recipientId));
-  if (isNew && !(await hasRealmPermission(db, realm, sender, 'direct_message_initiator_group'))) {
+  if (isNew && !(await hasRealmPermission(db, sender, 'direct_message_initiator_group'))) {
     throw badRequest('You do not have permission to initiate direct message conversations.');
   }
 }
@@ -197,7 +196,7 @@ export async function checkWildcardMentions(
   const big =
     (r.rendered.streamWildcard && subscriberCount > WILDCARD_MENTION_THRESHOLD) ||
     (r.rendered.topicWildcard && topicParticipantCount > WILDCARD_MENTION_THRESHOLD);
-  if (!big || (await hasRealmPermission(db, realm, sender, 'can_mention_many_users_group'))) return;
+  if (!big || (await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) return;
   if (r.rendered.streamWildcard && subscriberCount > WILDCARD_MENTION_THRESHOLD) {
     throw new JsonableError(
       'You do not have permission to use channel wildcard mentions in this channel.',

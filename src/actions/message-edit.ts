@@ -18,11 +18,7 @@ import {
   readEditHistory,
   type EditHistoryEntry,
 } from '../lib/messages.ts';
-import {
-  readRealmSettings,
-  type RealmSettingName,
-  type RealmSettings,
-} from '../lib/realm-settings.ts';
+import { type RealmSettingName, type RealmSettings } from '../lib/realm-settings.ts';
 import { isModerator } from '../lib/roles.ts';
 import { unixNow } from '../infra/clock.ts';
 import * as channelsStore from '../store/channels.ts';
@@ -41,7 +37,7 @@ import { realmMessageSettings } from './message-present.ts';
 import { RENDERING_FLAG_BITS, renderMessage, renderingFlags } from './message-render.ts';
 import { checkCanPost, checkWildcardMentions } from './message-destinations.ts';
 import { announceFirstMessageIds, firstMessageIds } from './messages.ts';
-import { hasRealmPermission } from './permissions.ts';
+import { accessRealmSettings, hasRealmPermission } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
@@ -69,7 +65,7 @@ async function mayByGroups(
   realmSetting: RealmSettingName,
   channelSetting: Parameters<typeof inChannelGroup>[1],
 ): Promise<boolean> {
-  if (await hasRealmPermission(db, actor.realm, actor.user, realmSetting)) return true;
+  if (await hasRealmPermission(db, actor.user, realmSetting)) return true;
   return inChannelGroup(channel, channelSetting, await groupIdsOf(db, actor.user));
 }
 
@@ -166,7 +162,7 @@ async function planMove(
   mode: PropagateMode,
   now: number,
 ): Promise<MovePlan> {
-  const settings = readRealmSettings(actor.realm.settings);
+  const settings = await accessRealmSettings(db, actor.realm.id);
   const names = realmMessageSettings(actor.realm);
   const resolveOnly =
     req.newStreamId === undefined && isResolveOnlyChange(message.topic, req.newTopic!);
@@ -247,7 +243,7 @@ export async function updateMessage(
     const req = checkEditRequest(message, channel, p, realmMessageSettings(realm).emptyTopicName);
     const { newContent, newTopic } = req;
     if (newContent !== undefined) {
-      checkContentEditable(actor, message, readRealmSettings(realm.settings), now);
+      checkContentEditable(actor, message, await accessRealmSettings(db, realm.id), now);
     }
     const { target, moved, resolveOnly } =
       channel && (newTopic !== undefined || req.newStreamId !== undefined)

@@ -517,7 +517,7 @@ async function hideInaccessibleSender(
 ): Promise<void> {
   if (sender.is_bot === 1) return;
   const guests = recipients.filter(isGuest);
-  if (guests.length === 0 || (await guestsSeeEveryone(db, realm))) return;
+  if (guests.length === 0 || (await guestsSeeEveryone(db, realm.id))) return;
   for (const u of guests) {
     if ((await accessibleUserIdsForLimitedGuest(db, u)).has(sender.id)) continue;
     const p = senderPlaceholder(ctx, realm, sender.id);

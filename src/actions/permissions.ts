@@ -2,10 +2,14 @@
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { JsonableError, mustBeAdmin, mustBeOwner, unauthorized } from '../lib/errors.ts';
-import { readRealmSettings, type RealmSettingName } from '../lib/realm-settings.ts';
+import {
+  readRealmSettings,
+  type RealmSettingName,
+  type RealmSettings,
+} from '../lib/realm-settings.ts';
 import { isAdmin, isOwner } from '../lib/roles.ts';
 import type { Q } from '../store/db.ts';
-import type { RealmRow, UserRow } from '../store/schema.ts';
+import type { UserRow } from '../store/schema.ts';
 import { getRealmById } from '../store/realms.ts';
 import * as groups from '../store/user-groups.ts';
 import { getUserById } from '../store/users.ts';
@@ -39,14 +43,27 @@ export async function isUserInGroup(db: Q, user: UserRow, groupId: number): Prom
   return ids.includes(groupId);
 }
 
-/** Whether the organization setting's group holds the user. */
+/**
+ * The organization's settings as db holds them now: inside a change, what committed before
+ * it, not what authentication read (architecture.md, Actions). A kept read while the
+ * organization's row is unchanged (store/realms.ts), so cheap enough for every check.
+ */
+export async function accessRealmSettings(
+  db: Q,
+  realmId: number,
+): Promise<Readonly<RealmSettings>> {
+  const realm = await getRealmById(db, realmId);
+  if (!realm) throw unauthorized('This organization has been deactivated');
+  return readRealmSettings(realm.settings);
+}
+
+/** Whether the group the user's organization names in the setting holds the user. */
 export async function hasRealmPermission(
   db: Q,
-  realm: RealmRow,
   user: UserRow,
   setting: RealmSettingName,
 ): Promise<boolean> {
-  const groupId = readRealmSettings(realm.settings)[setting];
+  const groupId = (await accessRealmSettings(db, user.realm_id))[setting];
   return typeof groupId === 'number' && isUserInGroup(db, user, groupId);
 }
 
@@ -56,7 +73,7 @@ export async function checkRealmPermission(
   setting: RealmSettingName,
   msg = 'Insufficient permission',
 ): Promise<void> {
-  if (!(await hasRealmPermission(ctx.db, actor.realm, actor.user, setting))) {
+  if (!(await hasRealmPermission(ctx.db, actor.user, setting))) {
     throw new JsonableError(msg, 'UNAUTHORIZED_PRINCIPAL', 400);
   }
 }

@@ -108,8 +108,8 @@ async function checkChannelCreation(
   p: SubscribeParams,
   retentionDays: number | null,
 ): Promise<void> {
-  const can = (setting: Parameters<typeof hasRealmPermission>[3]) =>
-    hasRealmPermission(db, actor.realm, actor.user, setting);
+  const can = (setting: Parameters<typeof hasRealmPermission>[2]) =>
+    hasRealmPermission(db, actor.user, setting);
   const insufficient = () => badRequest('Insufficient permission');
   if (p.invite_only && !(await can('can_create_private_channel_group'))) throw insufficient();
   if (!p.invite_only && !(await can('can_create_public_channel_group'))) throw insufficient();
@@ -173,12 +173,7 @@ export async function subscribe(
     if (missing.length > 0) await checkChannelCreation(work.db, me, p, retentionDays);
 
     const groupIds = await groupIdsOf(work.db, me.user);
-    const realmGrants = await hasRealmPermission(
-      work.db,
-      me.realm,
-      me.user,
-      'can_add_subscribers_group',
-    );
+    const realmGrants = await hasRealmPermission(work.db, me.user, 'can_add_subscribers_group');
     const mine = new Set(
       (await channelsStore.listUserSubscriptions(work.db, me.user.id))
         .filter((s) => s.active === 1)

@@ -5,20 +5,20 @@ import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { badRequest } from '../lib/errors.ts';
 import { canSeeDeliveryEmail } from '../lib/presenters/users.ts';
-import { readRealmSettings } from '../lib/realm-settings.ts';
 import { fakeEmailDomain } from '../lib/realm-url.ts';
 import { isAdmin, isGuest } from '../lib/roles.ts';
+import { accessRealmSettings } from './permissions.ts';
 import * as channelsStore from '../store/channels.ts';
 import type { Q } from '../store/db.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
 import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
 
-/** Whether the realm lets guests see every user. */
-export async function guestsSeeEveryone(db: Q, realm: RealmRow): Promise<boolean> {
-  const groupId = readRealmSettings(realm.settings).can_access_all_users_group;
+/** Whether the organization lets guests see every user, as its settings stand in db. */
+export async function guestsSeeEveryone(db: Q, realmId: number): Promise<boolean> {
+  const groupId = (await accessRealmSettings(db, realmId)).can_access_all_users_group;
   const group =
-    typeof groupId === 'number' ? await groups.getGroup(db, realm.id, groupId) : undefined;
+    typeof groupId === 'number' ? await groups.getGroup(db, realmId, groupId) : undefined;
   return group?.name === 'role:everyone';
 }
 
@@ -52,7 +52,7 @@ export async function canAccessUser(
   target: UserRow,
 ): Promise<boolean> {
   if (viewer.id === target.id || target.is_bot === 1 || !isGuest(viewer)) return true;
-  if (await guestsSeeEveryone(db, realm)) return true;
+  if (await guestsSeeEveryone(db, realm.id)) return true;
   return (await accessibleUserIdsForLimitedGuest(db, viewer)).has(target.id);
 }
 
@@ -65,7 +65,7 @@ export async function accessibleUserIds(
   realm: RealmRow,
   viewer: UserRow,
 ): Promise<Set<number> | null> {
-  if (!isGuest(viewer) || (await guestsSeeEveryone(db, realm))) return null;
+  if (!isGuest(viewer) || (await guestsSeeEveryone(db, realm.id))) return null;
   return accessibleUserIdsForLimitedGuest(db, viewer);
 }
 
@@ -82,7 +82,7 @@ export async function usersWhoCanAccess(
   const users = await usersStore.listUsers(db, realm.id);
   const active = users.filter((u) => u.is_active === 1);
   const target = users.find((u) => u.id === targetId);
-  if (!target || target.is_bot === 1 || (await guestsSeeEveryone(db, realm))) {
+  if (!target || target.is_bot === 1 || (await guestsSeeEveryone(db, realm.id))) {
     return active.map((u) => u.id);
   }
   const mates = target.is_active === 1 ? await conversationMates(db, target.id) : new Set();

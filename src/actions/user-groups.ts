@@ -14,7 +14,7 @@ import {
   type UserGroupSettingName,
 } from '../lib/presenters/user-groups.ts';
 import { readChannelSettings } from '../lib/channel-settings.ts';
-import { readRealmSettings, REALM_GROUP_SETTING_NAMES } from '../lib/realm-settings.ts';
+import { REALM_GROUP_SETTING_NAMES } from '../lib/realm-settings.ts';
 import { unixNow } from '../infra/clock.ts';
 import * as channelsStore from '../store/channels.ts';
 import type { Q } from '../store/db.ts';
@@ -30,7 +30,12 @@ import {
   type GroupSettingRules,
   type GroupSettingValue,
 } from './group-settings.ts';
-import { accessCurrentActor, hasRealmPermission, isUserInGroup } from './permissions.ts';
+import {
+  accessRealmSettings,
+  accessCurrentActor,
+  hasRealmPermission,
+  isUserInGroup,
+} from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { canAccessUser } from './user-access.ts';
 
@@ -129,7 +134,7 @@ async function checkGroupPermission(
   settings: UserGroupSettingName[],
 ): Promise<void> {
   if (group.is_system_group) throw insufficientPermission();
-  if (await hasRealmPermission(db, actor.realm, actor.user, 'can_manage_all_groups')) return;
+  if (await hasRealmPermission(db, actor.user, 'can_manage_all_groups')) return;
   const ids = readGroupSettings(group.settings);
   for (const name of ['can_manage_group' as const, ...settings]) {
     if (await isUserInGroup(db, actor.user, ids[name])) return;
@@ -207,7 +212,7 @@ export async function createUserGroup(
   p: CreateUserGroupParams,
 ): Promise<number> {
   const realm = actor.realm;
-  if (!(await hasRealmPermission(ctx.db, realm, actor.user, 'can_create_groups'))) {
+  if (!(await hasRealmPermission(ctx.db, actor.user, 'can_create_groups'))) {
     throw insufficientPermission();
   }
   return withTransaction(ctx, realm.id, async (work) => {
@@ -485,7 +490,7 @@ async function findObjections(db: Q, realm: RealmRow, group: UserGroupRow): Prom
     ...(await groups.listRecursiveSupergroups(db, group.id)).filter((id) => !deactivated.has(id)),
   ]);
   const objections: unknown[] = [];
-  const realmSettings = readRealmSettings(realm.settings);
+  const realmSettings = await accessRealmSettings(db, realm.id);
   const realmUses = REALM_GROUP_SETTING_NAMES.filter((n) => used.has(realmSettings[n] as number));
   if (realmUses.length > 0) objections.push({ type: 'realm', settings: realmUses });
   for (const channel of await channelsStore.listChannels(db, realm.id)) {

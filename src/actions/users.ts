@@ -15,7 +15,6 @@ import {
   INACCESSIBLE_USER_NAME,
   presentUser,
 } from '../lib/presenters/users.ts';
-import { readRealmSettings } from '../lib/realm-settings.ts';
 import { fakeEmailDomain } from '../lib/realm-url.ts';
 import { isAdmin, isGuest, isOwner, isRole, ROLE, systemGroupForRole } from '../lib/roles.ts';
 import {
@@ -36,7 +35,7 @@ import type { Q } from '../store/db.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
 import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
-import { accessCurrentActor, checkAdmin } from './permissions.ts';
+import { accessRealmSettings, accessCurrentActor, checkAdmin } from './permissions.ts';
 import { accessibleUserIds, accessUserById, usersWhoCanAccess } from './user-access.ts';
 import { presentInaccessibleUserFor } from './user-directory.ts';
 import { doUpdateProfileData } from './profile-fields.ts';
@@ -77,7 +76,7 @@ async function checkNameAvailable(
   fullName: string,
   exceptUserId: number | null,
 ): Promise<void> {
-  if (readRealmSettings(realm.settings).require_unique_names !== true) return;
+  if ((await accessRealmSettings(db, realm.id)).require_unique_names !== true) return;
   const key = (s: string): string => s.normalize('NFKC').toLowerCase();
   const users = await usersStore.listUsers(db, realm.id);
   if (users.some((u) => u.id !== exceptUserId && key(u.full_name) === key(fullName))) {

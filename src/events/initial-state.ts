@@ -135,7 +135,7 @@ async function realmSection(ctx: AppContext, req: SnapshotRequest): Promise<Keys
 }
 
 async function realmUserSection(ctx: AppContext, req: SnapshotRequest): Promise<Keys> {
-  const { user: me, realm } = req.actor;
+  const { user: me } = req.actor;
   // Users a limited guest cannot access are "Unknown user" placeholders, or left out.
   const people = await presentUsersFor(ctx, req.actor, {
     clientGravatar: req.client.clientGravatar,
@@ -145,8 +145,8 @@ async function realmUserSection(ctx: AppContext, req: SnapshotRequest): Promise<
   const active: Keys[] = [];
   const inactive: Keys[] = [];
   for (const { is_active, ...person } of people) (is_active ? active : inactive).push(person);
-  const can = (setting: Parameters<typeof hasRealmPermission>[3]) =>
-    hasRealmPermission(ctx.db, realm, me, setting);
+  const can = (setting: Parameters<typeof hasRealmPermission>[2]) =>
+    hasRealmPermission(ctx.db, me, setting);
   const canCreatePublic = await can('can_create_public_channel_group');
   const canCreatePrivate = await can('can_create_private_channel_group');
   return {

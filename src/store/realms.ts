@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { compiledQuery } from './compiled.ts';
+import { cachedQuery, compiledQuery } from './compiled.ts';
 import { readVersionInTransaction, type Q } from './db.ts';
 import type { NewRealm, RealmRow } from './schema.ts';
 
@@ -7,8 +7,14 @@ export async function insertRealm(db: Q, row: NewRealm): Promise<RealmRow> {
   return db.insertInto('realms').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function getRealmById(db: Q, id: number): Promise<RealmRow | undefined> {
-  return db.selectFrom('realms').selectAll().where('id', '=', id).executeTakeFirst();
+// Kept while no change to realms is seen (compiled.ts): the row changes only when a setting
+// does, and checks read it inside every change (actions/permissions.ts accessRealmSettings).
+const realmById = cachedQuery(1, (db, id: number) =>
+  db.selectFrom('realms').selectAll().where('id', '=', id),
+);
+
+export async function getRealmById(db: Q, id: number): Promise<Readonly<RealmRow> | undefined> {
+  return realmById.first(db, id);
 }
 
 const realmByStringId = compiledQuery(1, (db, stringId: string) =>

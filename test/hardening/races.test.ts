@@ -569,3 +569,33 @@ test('coming online while turning presence sharing off: no presence event after 
     [],
   );
 });
+
+test('a profile value changed while guests are limited: a guest who lost sight of its user is not told of it', async () => {
+  const [guest, target] = [t.as(t.fx.guest), t.fx.member2];
+  const field = await t
+    .as(t.fx.admin)
+    .post('/realm/profile_fields', { name: 'Phone', field_type: 1 });
+  assert.equal(field.status, 200, field.text);
+  const left = await guest.delete('/users/me/subscriptions', { subscriptions: ['general'] });
+  assert.equal(left.status, 200, left.text);
+  const groups = await t.as(t.fx.owner).get('/user_groups');
+  const members = (groups.body.user_groups as Array<{ id: number; name: string }>).find(
+    (g) => g.name === 'role:members',
+  )!;
+  const queue = await registerQueue(guest, { event_types: ['realm', 'realm_user'] });
+  const [limit, change] = await Promise.all([
+    t.as(t.fx.owner).patch('/realm', { can_access_all_users_group: { new: members.id } }),
+    t.as(target).patch('/users/me/profile_data', { data: [{ id: field.body.id, value: '555' }] }),
+  ]);
+  assert.equal(limit.status, 200, limit.text);
+  assert.equal(change.status, 200, change.text);
+  // Once limited, the guest shares nothing with the target.
+  assert.deepEqual((await guest.get(`/users/${target.id}`)).body, err('Insufficient permission'));
+  const events = await drainEvents(t.ctx, guest, queue.queue_id, queue.last_event_id);
+  assert.deepEqual(
+    eventsAfter(events, (e) => e.type === 'realm' && e.op === 'update_dict').filter(
+      (e) => e.type === 'realm_user' && (e.person as { user_id?: number }).user_id === target.id,
+    ),
+    [],
+  );
+});
