@@ -15,7 +15,7 @@ import type { Q } from '../store/db.ts';
 import type { ChannelFolderRow, RealmRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
 import { renderChannelDescription } from './channels.ts';
-import { checkAdmin } from './permissions.ts';
+import { accessCurrentAdmin, checkAdmin } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 const invalidFolderId = (): JsonableError => badRequest('Invalid channel folder ID');
@@ -76,8 +76,9 @@ export async function createChannelFolder(
   params: { name: string; description: string },
 ): Promise<number> {
   checkAdmin(actor);
-  const realm = actor.realm;
-  return withTransaction(ctx, realm.id, async (work) => {
+  return withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = await accessCurrentAdmin(work.db, actor);
+    const realm = me.realm;
     await checkFolderName(work.db, realm, params.name);
     const folder = await foldersStore.insertChannelFolder(work.db, {
       realm_id: realm.id,
@@ -87,11 +88,11 @@ export async function createChannelFolder(
         ctx,
         work.db,
         realm,
-        actor.user,
+        me.user,
         params.description,
       ),
       date_created: unixNow(ctx.clock),
-      creator_id: actor.user.id,
+      creator_id: me.user.id,
       is_archived: 0,
     });
     await emitToEveryone(work, realm, { op: 'add', channel_folder: presentChannelFolder(folder) });
@@ -106,8 +107,8 @@ export async function reorderChannelFolders(
   order: number[],
 ): Promise<void> {
   checkAdmin(actor);
-  const realm = actor.realm;
-  await withTransaction(ctx, realm.id, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    const { realm } = await accessCurrentAdmin(work.db, actor);
     const folders = await foldersStore.listChannelFolders(work.db, realm.id, {
       includeArchived: true,
     });
@@ -139,8 +140,9 @@ export async function updateChannelFolder(
   p: UpdateChannelFolderParams,
 ): Promise<void> {
   checkAdmin(actor);
-  const realm = actor.realm;
-  await withTransaction(ctx, realm.id, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = await accessCurrentAdmin(work.db, actor);
+    const realm = me.realm;
     const folder = await accessChannelFolder(work.db, realm, folderId);
     const rename = p.name !== undefined && p.name !== folder.name;
     const describe = p.description !== undefined && p.description !== folder.description;
@@ -161,7 +163,7 @@ export async function updateChannelFolder(
     }
     if (describe) {
       const description = p.description!;
-      const rendered = await renderChannelDescription(ctx, work.db, realm, actor.user, description);
+      const rendered = await renderChannelDescription(ctx, work.db, realm, me.user, description);
       await foldersStore.updateChannelFolder(work.db, folderId, {
         description,
         rendered_description: rendered,

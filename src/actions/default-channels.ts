@@ -13,7 +13,7 @@ import type { Q } from '../store/db.ts';
 import type { ChannelRow, RealmRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
 import { accessChannelById, accessChannelByName, invalidChannelName } from './channel-access.ts';
-import { checkAdmin } from './permissions.ts';
+import { accessCurrentAdmin, checkAdmin } from './permissions.ts';
 import { readingIn, withTransaction, type Work } from './transaction.ts';
 
 /** realm_default_streams: the default channels' ids. */
@@ -56,12 +56,14 @@ export async function addDefaultChannel(
 ): Promise<void> {
   checkAdmin(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    // Read inside: the channel may have been archived or made private since.
-    const { channel } = await accessChannelById(readingIn(ctx, work), actor, channelId, {
+    // Read inside: the channel may have been archived or made private since, and the actor
+    // may no longer be an administrator.
+    const me = await accessCurrentAdmin(work.db, actor);
+    const { channel } = await accessChannelById(readingIn(ctx, work), me, channelId, {
       content: true,
     });
     if (channel.invite_only) throw badRequest('Private channels cannot be made default.');
-    await addDefaultChannelIn(work, actor.realm, channel);
+    await addDefaultChannelIn(work, me.realm, channel);
   });
 }
 
@@ -94,10 +96,11 @@ export async function removeDefaultChannel(
   channelId: number,
 ): Promise<void> {
   checkAdmin(actor);
-  const { channel } = await accessChannelById(ctx, actor, channelId);
-  await withTransaction(ctx, actor.realm.id, (work) =>
-    removeDefaultChannelIn(work, actor.realm, channel),
-  );
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = await accessCurrentAdmin(work.db, actor);
+    const { channel } = await accessChannelById(readingIn(ctx, work), me, channelId);
+    await removeDefaultChannelIn(work, me.realm, channel);
+  });
 }
 
 /**
@@ -151,14 +154,16 @@ export async function createDefaultChannelGroup(
 ): Promise<void> {
   checkAdmin(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const channels = await accessChannelsByName(ctx, work, actor, params.stream_names);
-    await checkNotDefault(work.db, actor.realm, channels, params.group_name);
+    const me = await accessCurrentAdmin(work.db, actor);
+    const realm = me.realm;
+    const channels = await accessChannelsByName(ctx, work, me, params.stream_names);
+    await checkNotDefault(work.db, realm, channels, params.group_name);
     const name = checkDefaultChannelGroupName(params.group_name);
     const description = checkGroupDescription(params.description);
-    if (await channelsStore.defaultChannelGroupNameTaken(work.db, actor.realm.id, name))
+    if (await channelsStore.defaultChannelGroupNameTaken(work.db, realm.id, name))
       throw badRequest(`Default channel group '${name}' already exists`);
     const id = await channelsStore.insertDefaultChannelGroup(work.db, {
-      realm_id: actor.realm.id,
+      realm_id: realm.id,
       name,
       description,
     });
@@ -167,7 +172,7 @@ export async function createDefaultChannelGroup(
       id,
       channels.map((c) => c.id),
     );
-    await emitDefaultChannelGroups(work, actor.realm);
+    await emitDefaultChannelGroups(work, realm);
   });
 }
 
@@ -193,21 +198,22 @@ export async function updateDefaultChannelGroup(
   if (!params.new_group_name && !params.new_description)
     throw badRequest('You must pass "new_description" or "new_group_name".');
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const group = await accessGroup(work.db, actor.realm, groupId);
+    const { realm } = await accessCurrentAdmin(work.db, actor);
+    const group = await accessGroup(work.db, realm, groupId);
     if (params.new_group_name !== undefined) {
       const name = params.new_group_name;
       if (group.name === name)
         throw badRequest(`This default channel group is already named '${name}'`);
       checkDefaultChannelGroupName(name);
-      if (await channelsStore.defaultChannelGroupNameTaken(work.db, actor.realm.id, name))
+      if (await channelsStore.defaultChannelGroupNameTaken(work.db, realm.id, name))
         throw badRequest(`Default channel group '${name}' already exists`);
       await channelsStore.updateDefaultChannelGroup(work.db, group.id, { name });
-      await emitDefaultChannelGroups(work, actor.realm);
+      await emitDefaultChannelGroups(work, realm);
     }
     if (params.new_description !== undefined) {
       const description = checkGroupDescription(params.new_description);
       await channelsStore.updateDefaultChannelGroup(work.db, group.id, { description });
-      await emitDefaultChannelGroups(work, actor.realm);
+      await emitDefaultChannelGroups(work, realm);
     }
   });
 }
@@ -222,12 +228,14 @@ export async function updateDefaultChannelGroupChannels(
   checkAdmin(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
     // Read inside: the group may have been changed or deleted since, a channel archived.
-    const group = await accessGroup(work.db, actor.realm, groupId);
-    const channels = await accessChannelsByName(ctx, work, actor, params.stream_names);
+    const me = await accessCurrentAdmin(work.db, actor);
+    const realm = me.realm;
+    const group = await accessGroup(work.db, realm, groupId);
+    const channels = await accessChannelsByName(ctx, work, me, params.stream_names);
     if (params.op !== 'add' && params.op !== 'remove')
       throw badRequest('Invalid value for "op". Specify one of "add" or "remove".');
     if (params.op === 'add') {
-      await checkNotDefault(work.db, actor.realm, channels, group.name);
+      await checkNotDefault(work.db, realm, channels, group.name);
       const present = channels.find((c) => group.channelIds.includes(c.id));
       if (present) {
         throw badRequest(
@@ -252,7 +260,7 @@ export async function updateDefaultChannelGroupChannels(
         channels.map((c) => c.id),
       );
     }
-    await emitDefaultChannelGroups(work, actor.realm);
+    await emitDefaultChannelGroups(work, realm);
   });
 }
 
@@ -264,9 +272,10 @@ export async function removeDefaultChannelGroup(
 ): Promise<void> {
   checkAdmin(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const group = await accessGroup(work.db, actor.realm, groupId);
+    const { realm } = await accessCurrentAdmin(work.db, actor);
+    const group = await accessGroup(work.db, realm, groupId);
     await channelsStore.deleteDefaultChannelGroup(work.db, group.id);
-    await emitDefaultChannelGroups(work, actor.realm);
+    await emitDefaultChannelGroups(work, realm);
   });
 }
 

@@ -28,6 +28,17 @@ export async function accessCurrentActor(db: Q, actor: Actor): Promise<Actor> {
   return { user, realm };
 }
 
+/**
+ * accessCurrentActor for changes only administrators make. An action may also refuse early
+ * with checkAdmin(actor), before costly work (a refusal changes nothing, so it answers as in
+ * turn); this is the check that decides.
+ */
+export async function accessCurrentAdmin(db: Q, actor: Actor): Promise<Actor> {
+  const me = await accessCurrentActor(db, actor);
+  checkAdmin(me);
+  return me;
+}
+
 export function checkAdmin(actor: Actor): void {
   if (!isAdmin(actor.user)) throw mustBeAdmin();
 }

@@ -9,7 +9,7 @@ import type { Q } from '../store/db.ts';
 import * as playgroundsStore from '../store/playgrounds.ts';
 import type { RealmPlaygroundRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
-import { checkAdmin } from './permissions.ts';
+import { accessCurrentAdmin, checkAdmin } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 export interface PlaygroundParams {
@@ -47,6 +47,7 @@ export async function addPlayground(
     throw badRequest('"code" should be the only variable present in the URL template');
   }
   return withTransaction(ctx, actor.realm.id, async (work) => {
+    await accessCurrentAdmin(work.db, actor);
     const existing = await playgroundsStore.listPlaygrounds(work.db, actor.realm.id);
     if (existing.some((e) => e.name === p.name && e.pygments_language === p.pygments_language)) {
       throw badRequest(
@@ -67,6 +68,7 @@ export async function addPlayground(
 export async function removePlayground(ctx: AppContext, actor: Actor, id: number): Promise<void> {
   checkAdmin(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    await accessCurrentAdmin(work.db, actor);
     if (!(await playgroundsStore.deletePlayground(work.db, actor.realm.id, id))) {
       throw badRequest('Invalid playground');
     }

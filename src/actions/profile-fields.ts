@@ -24,7 +24,7 @@ import type { Q } from '../store/db.ts';
 import * as fieldsStore from '../store/profile-fields.ts';
 import type { CustomProfileFieldRow, RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
-import { checkAdmin } from './permissions.ts';
+import { accessCurrentActor, accessCurrentAdmin, checkAdmin } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { usersWhoCanAccess } from './user-access.ts';
 
@@ -111,6 +111,7 @@ export async function createProfileField(
   checkFieldType(type);
   const fieldData = checkFieldData(type, p.field_data ?? {});
   return withTransaction(ctx, actor.realm.id, async (work) => {
+    await accessCurrentAdmin(work.db, actor);
     const all = await fieldsStore.listProfileFields(work.db, actor.realm.id);
     const preset = defaultExternalAccount(type, fieldData);
     const name = checkLabel(preset?.name ?? p.name ?? '', all);
@@ -141,6 +142,7 @@ export async function updateProfileField(
 ): Promise<void> {
   checkAdmin(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    await accessCurrentAdmin(work.db, actor);
     const { field, all } = await loadField(work.db, actor.realm.id, id);
     const others = all.filter((f) => f.id !== id);
     const preset = defaultExternalAccount(field.field_type, field.field_data);
@@ -167,6 +169,7 @@ export async function updateProfileField(
 export async function deleteProfileField(ctx: AppContext, actor: Actor, id: number): Promise<void> {
   checkAdmin(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    await accessCurrentAdmin(work.db, actor);
     await loadField(work.db, actor.realm.id, id);
     await fieldsStore.deleteProfileField(work.db, id);
     await emitFields(work, actor.realm);
@@ -181,6 +184,7 @@ export async function reorderProfileFields(
 ): Promise<void> {
   checkAdmin(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    await accessCurrentAdmin(work.db, actor);
     const all = await fieldsStore.listProfileFields(work.db, actor.realm.id);
     const ids = new Set(all.map((f) => f.id));
     if (order.length !== ids.size || new Set(order).size !== order.length) {
@@ -220,9 +224,11 @@ export async function updateMyProfileData(
   data: Array<{ id: number; value: unknown }>,
 ): Promise<void> {
   checkHuman(actor);
-  await withTransaction(ctx, actor.realm.id, (work) =>
-    doUpdateProfileData(ctx, work, actor, actor.user, data),
-  );
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Inside: whether the actor may change a field only administrators edit is their role now.
+    const me = await accessCurrentActor(work.db, actor);
+    await doUpdateProfileData(ctx, work, me, me.user, data);
+  });
 }
 
 /**
@@ -289,15 +295,16 @@ export async function deleteMyProfileData(
 ): Promise<void> {
   checkHuman(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = await accessCurrentActor(work.db, actor);
     const fields = new Map(
       (await fieldsStore.listProfileFields(work.db, actor.realm.id)).map((f) => [f.id, f]),
     );
     for (const id of fieldIds) {
       const field = fields.get(id);
       if (!field) throw fieldNotFound(id);
-      checkEditable(actor, field);
+      checkEditable(me, field);
     }
-    const viewers = await usersWhoCanAccess(work.db, actor.realm, actor.user.id);
+    const viewers = await usersWhoCanAccess(work.db, me.realm, actor.user.id);
     for (const id of new Set(fieldIds)) {
       if (!(await fieldsStore.getProfileValue(work.db, actor.user.id, id))) continue;
       await fieldsStore.deleteProfileValue(work.db, actor.user.id, id);

@@ -8,7 +8,7 @@ import { MAX_ICON_FILE_SIZE_MIB } from '../lib/server-limits.ts';
 import * as realmsStore from '../store/realms.ts';
 import { listActiveUserIds } from '../store/users.ts';
 import type { RealmRow } from '../store/schema.ts';
-import { checkAdmin } from './permissions.ts';
+import { accessCurrentAdmin, checkAdmin } from './permissions.ts';
 import { withTransaction } from './transaction.ts';
 
 /** The size the reference server stores organization icons at. */
@@ -37,6 +37,7 @@ async function doChangeIconSource(
   png: Buffer | null,
 ): Promise<{ icon_url: string }> {
   const after = await withTransaction(ctx, actor.realm.id, async (work) => {
+    await accessCurrentAdmin(work.db, actor);
     // Writing first takes the row lock (PostgreSQL), so the version read next is the latest.
     await realmsStore.updateRealm(work.db, actor.realm.id, { icon_source: source });
     const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;

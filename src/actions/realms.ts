@@ -22,7 +22,7 @@ import * as realmsStore from '../store/realms.ts';
 import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
 import type { RealmRow } from '../store/schema.ts';
-import { checkAdmin } from './permissions.ts';
+import { accessCurrentAdmin, checkAdmin } from './permissions.ts';
 import { accessChannelById } from './channel-access.ts';
 import {
   checkGroupSettingChange,
@@ -204,12 +204,15 @@ export async function updateRealmSettings(
   }
 
   return withTransaction(ctx, actor.realm.id, async (work) => {
-    const realm = (await realmsStore.getRealmById(work.db, actor.realm.id))!;
-    // Inside: a channel archived since must not become the announcement channel.
+    // Inside: the actor's role now decides, and a channel archived since must not become the
+    // announcement channel.
+    const me = await accessCurrentAdmin(work.db, actor);
+    if (ownerOnly && !isOwner(me.user)) throw mustBeOwner();
+    const realm = me.realm;
     for (const [key, value] of scalars) {
       const spec: RealmSettingSpec = REALM_SETTINGS[key];
       if (spec.kind === 'scalar' && spec.channel && value !== -1)
-        await accessChannelById(readingIn(ctx, work), actor, value as number);
+        await accessChannelById(readingIn(ctx, work), me, value as number);
     }
     const recipients = await usersStore.listActiveUserIds(work.db, realm.id);
     const now = unixNow(ctx.clock);
@@ -256,7 +259,7 @@ export async function updateRealmSettings(
         wanted,
         spec,
         now,
-        actor.user.id,
+        me.user.id,
       );
       settingsChanged = true;
       const presented = await presentGroupSetting(work.db, realm.id, settings[key] as number);

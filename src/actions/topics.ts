@@ -7,7 +7,7 @@ import * as messagesStore from '../store/messages.ts';
 import { accessChannelById, loadChannelAccessById } from './channel-access.ts';
 import { doDeleteMessages } from './message-delete.ts';
 import { realmMessageSettings } from './message-present.ts';
-import { checkAdmin } from './permissions.ts';
+import { accessCurrentAdmin, checkAdmin } from './permissions.ts';
 import { withTransaction } from './transaction.ts';
 
 /** Messages deleted per transaction when deleting a topic. */
@@ -58,10 +58,12 @@ export async function deleteTopic(
   const deadline = unixNow(ctx.clock) + DELETE_TOPIC_BUDGET_SECONDS;
   for (;;) {
     const more = await withTransaction(ctx, actor.realm.id, async (work) => {
-      const current = (await loadChannelAccessById(work.db, actor, channel.id, { content: true }))
+      // Each batch checks the actor again: one no longer an administrator deletes no more.
+      const me = await accessCurrentAdmin(work.db, actor);
+      const current = (await loadChannelAccessById(work.db, me, channel.id, { content: true }))
         .channel;
       const batch = await messagesStore.listTopicMessages(work.db, current.id, topic, {
-        onlyWithRowOf: current.history_public_to_subscribers === 1 ? undefined : actor.user.id,
+        onlyWithRowOf: current.history_public_to_subscribers === 1 ? undefined : me.user.id,
         newestFirst: true,
         limit: DELETE_TOPIC_BATCH,
       });
@@ -70,7 +72,7 @@ export async function deleteTopic(
         actor.realm.id,
         batch.map((b) => b.id),
       );
-      await doDeleteMessages(work, actor, current, rows);
+      await doDeleteMessages(work, me, current, rows);
       return batch.length === DELETE_TOPIC_BATCH;
     });
     if (!more) return { complete: true };

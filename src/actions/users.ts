@@ -35,7 +35,12 @@ import type { Q } from '../store/db.ts';
 import type { RealmRow, UserRow } from '../store/schema.ts';
 import * as groups from '../store/user-groups.ts';
 import * as usersStore from '../store/users.ts';
-import { accessRealmSettings, accessCurrentActor, checkAdmin } from './permissions.ts';
+import {
+  accessRealmSettings,
+  accessCurrentActor,
+  accessCurrentAdmin,
+  checkAdmin,
+} from './permissions.ts';
 import { accessibleUserIds, accessUserById, usersWhoCanAccess } from './user-access.ts';
 import { presentInaccessibleUserFor } from './user-directory.ts';
 import { doUpdateProfileData } from './profile-fields.ts';
@@ -217,11 +222,14 @@ export async function createUserByAdmin(
     throw badRequest(`Email '${params.email}' already in use`);
   }
   if (!isStrongPassword(params.password)) throw badRequest('The password is too weak.');
-  return createUser(ctx, actor.realm, {
-    email,
-    fullName,
-    password: params.password,
-    role: ROLE.member,
+  return withTransaction(ctx, actor.realm.id, async (work) => {
+    const { realm } = await accessCurrentAdmin(work.db, actor);
+    return doCreateUser(ctx, work, realm, {
+      email,
+      fullName,
+      password: params.password,
+      role: ROLE.member,
+    });
   });
 }
 
