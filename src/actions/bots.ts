@@ -30,7 +30,7 @@ import type { Q } from '../store/db.ts';
 import type { BotServiceRow, RealmRow, UserRow } from '../store/schema.ts';
 import * as usersStore from '../store/users.ts';
 import { accessCurrentActor, checkRealmPermission, hasRealmPermission } from './permissions.ts';
-import { withTransaction, type Work } from './transaction.ts';
+import { readingIn, withTransaction, type Work } from './transaction.ts';
 import { listManagedBots } from './bot-directory.ts';
 import { usersWhoCanAccess } from './user-access.ts';
 import { doDeactivate } from './user-activation.ts';
@@ -38,8 +38,8 @@ import {
   doChangeFullName,
   doChangeRole,
   doCreateUser,
+  doRegenerateApiKey,
   emitBotUpdate,
-  regenerateApiKey,
 } from './users.ts';
 
 export interface CreateBotParams {
@@ -160,8 +160,11 @@ export async function createBot(
   checkDefaultChannel(params.default_events_register_stream);
 
   return withTransaction(ctx, realm.id, async (work) => {
-    // A bot's owner is active: one deactivated since would leave an active bot without one.
-    await accessCurrentActor(work.db, actor);
+    // Checked again inside: a bot's owner is active (one deactivated since would leave an
+    // active bot without one), and may still create bots (a guest by now may not).
+    const me = await accessCurrentActor(work.db, actor);
+    checkMemberOrAdmin(me);
+    await checkBotCreationPolicy(readingIn(ctx, work), me, botType);
     if (await usersStore.getUserByEmail(work.db, realm.id, email)) {
       throw badRequest('Username already in use');
     }
@@ -172,7 +175,7 @@ export async function createBot(
       role: ROLE.member,
       isBot: true,
       botType,
-      botOwnerId: actor.user.id,
+      botOwnerId: me.user.id,
     });
     if (params.default_all_public_streams) {
       await usersStore.updateUser(work.db, bot.id, { default_all_public_streams: 1 });
@@ -301,9 +304,11 @@ export async function updateBot(
   botId: number,
   params: UpdateBotParams,
 ): Promise<Record<string, unknown>> {
-  const realm = actor.realm;
-  return withTransaction(ctx, realm.id, async (work) => {
-    let bot = await accessBotById(work.db, actor, botId);
+  return withTransaction(ctx, actor.realm.id, async (work) => {
+    // Checked inside: the actor's role, and the bot's owner, as they are now.
+    const me = await accessCurrentActor(work.db, actor);
+    const realm = me.realm;
+    let bot = await accessBotById(work.db, me, botId);
 
     if (params.full_name !== undefined) {
       const fullName = checkFullName(params.full_name);
@@ -316,10 +321,10 @@ export async function updateBot(
     }
 
     if (params.role !== undefined && params.role !== bot.role) {
-      if ((params.role === ROLE.owner || bot.role === ROLE.owner) && !isOwner(actor.user)) {
+      if ((params.role === ROLE.owner || bot.role === ROLE.owner) && !isOwner(me.user)) {
         throw mustBeOwner();
       }
-      if (!isAdmin(actor.user)) throw mustBeAdmin();
+      if (!isAdmin(me.user)) throw mustBeAdmin();
       await doChangeRole(work, realm, bot, params.role);
       bot = { ...bot, role: params.role };
     }
@@ -384,8 +389,9 @@ export async function updateBot(
 export async function deactivateBot(ctx: AppContext, actor: Actor, botId: number): Promise<void> {
   // The queue layer drops the bot's queues, in every process, when the event arrives.
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const bot = await accessBotById(work.db, actor, botId);
-    await doDeactivate(ctx, work, actor.realm, bot);
+    const me = await accessCurrentActor(work.db, actor);
+    const bot = await accessBotById(work.db, me, botId);
+    await doDeactivate(ctx, work, me.realm, bot);
   });
 }
 
@@ -395,8 +401,12 @@ export async function regenerateBotApiKey(
   actor: Actor,
   botId: number,
 ): Promise<string> {
-  await accessBotById(ctx.db, actor, botId);
-  return regenerateApiKey(ctx, actor.realm, botId);
+  return withTransaction(ctx, actor.realm.id, async (work) => {
+    // Checked inside: a key is handed only to whoever manages the bot when it changes.
+    const me = await accessCurrentActor(work.db, actor);
+    const bot = await accessBotById(work.db, me, botId);
+    return doRegenerateApiKey(ctx, work, me.realm, bot);
+  });
 }
 
 /** GET /bots/{id}/config: the client configuration file, holding the bot's credentials. */

@@ -510,12 +510,22 @@ export async function regenerateApiKey(
   realm: RealmRow,
   userId: number,
 ): Promise<string> {
-  const apiKey = ctx.random.alphanumeric(API_KEY_LENGTH);
-  await withTransaction(ctx, realm.id, async (work) => {
+  return withTransaction(ctx, realm.id, async (work) => {
     const user = await usersStore.getUserById(work.db, realm.id, userId);
     if (!user) throw resourceNotFound('No such user');
-    await usersStore.updateUser(work.db, userId, { api_key: apiKey });
-    if (user.is_bot) await emitBotUpdate(work, realm, user, { api_key: apiKey });
+    return doRegenerateApiKey(ctx, work, realm, user);
   });
+}
+
+/** A fresh API key for the user, inside the caller's transaction; the caller checks who may. */
+export async function doRegenerateApiKey(
+  ctx: AppContext,
+  work: Work,
+  realm: RealmRow,
+  user: UserRow,
+): Promise<string> {
+  const apiKey = ctx.random.alphanumeric(API_KEY_LENGTH);
+  await usersStore.updateUser(work.db, user.id, { api_key: apiKey });
+  if (user.is_bot) await emitBotUpdate(work, realm, user, { api_key: apiKey });
   return apiKey;
 }
