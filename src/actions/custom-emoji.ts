@@ -14,8 +14,8 @@ import type { Q } from '../store/db.ts';
 import * as emojiStore from '../store/custom-emoji.ts';
 import type { RealmEmojiRow } from '../store/schema.ts';
 import { listActiveUserIds } from '../store/users.ts';
-import { checkRealmPermission } from './permissions.ts';
-import { withTransaction, type Work } from './transaction.ts';
+import { accessCurrentActor, checkRealmPermission } from './permissions.ts';
+import { readingIn, withTransaction, type Work } from './transaction.ts';
 
 /** The size the reference server stores custom emoji at. */
 export const EMOJI_SIZE = 64;
@@ -44,6 +44,17 @@ export async function listActiveEmojiRows(db: Q, realmId: number): Promise<Realm
   return (await emojiStore.listRealmEmoji(db, realmId)).filter((e) => e.deactivated === 0);
 }
 
+/**
+ * Whether the actor may add an emoji of this name: checked before the image is resized, on
+ * the actor as authentication read them, and again, deciding, inside the change.
+ */
+async function checkMayAdd(ctx: AppContext, actor: Actor, name: string): Promise<void> {
+  await checkRealmPermission(ctx, actor, 'can_add_custom_emoji_group');
+  if ((isKnownEmojiName(name) || EXTRA_EMOJI_NAMES.includes(name)) && !isAdmin(actor.user)) {
+    throw badRequest('Only administrators can override default emoji.');
+  }
+}
+
 /** POST /realm/emoji/{emoji_name}. */
 export async function uploadRealmEmoji(
   ctx: AppContext,
@@ -52,10 +63,7 @@ export async function uploadRealmEmoji(
   files: EmojiUpload[],
 ): Promise<void> {
   const name = normalizeEmojiName(rawName);
-  await checkRealmPermission(ctx, actor, 'can_add_custom_emoji_group');
-  if ((isKnownEmojiName(name) || EXTRA_EMOJI_NAMES.includes(name)) && !isAdmin(actor.user)) {
-    throw badRequest('Only administrators can override default emoji.');
-  }
+  await checkMayAdd(ctx, actor, name);
   if (files.length !== 1) throw badRequest('You must upload exactly one file.');
   const [file] = files;
   const limitMib = ctx.config.maxEmojiFileSizeMib;
@@ -69,13 +77,15 @@ export async function uploadRealmEmoji(
   const image = await ctx.images.resizeSquare(file.data, EMOJI_SIZE, { keepAnimation: true });
   const still = image.animated ? await ctx.images.resizeSquare(file.data, EMOJI_SIZE) : null;
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = await accessCurrentActor(work.db, actor);
+    await checkMayAdd(readingIn(ctx, work), me, name);
     if (await emojiStore.getActiveEmojiByName(work.db, actor.realm.id, name)) {
       throw badRequest('A custom emoji with this name already exists.');
     }
     const row = await emojiStore.insertEmoji(work.db, {
       realm_id: actor.realm.id,
       name,
-      author_id: actor.user.id,
+      author_id: me.user.id,
       file_ext: image.format,
       is_animated: image.animated ? 1 : 0,
       deactivated: 0,
@@ -100,9 +110,10 @@ export async function deactivateRealmEmoji(
 ): Promise<void> {
   const name = rawName.trim().toLowerCase().replace(/ /g, '_');
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = await accessCurrentActor(work.db, actor);
     const emoji = await emojiStore.getActiveEmojiByName(work.db, actor.realm.id, name);
     if (!emoji) throw new JsonableError(`Emoji '${rawName}' does not exist`, 'BAD_REQUEST', 404);
-    if (!isAdmin(actor.user) && emoji.author_id !== actor.user.id) {
+    if (!isAdmin(me.user) && emoji.author_id !== me.user.id) {
       throw notAllowed('Must be an organization administrator or emoji author');
     }
     await emojiStore.deactivateEmoji(work.db, emoji.id);

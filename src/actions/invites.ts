@@ -14,6 +14,7 @@ import { isAdmin, isGuest, isOwner, ROLE, ROLES } from '../lib/roles.ts';
 import { isValidEmail } from '../lib/validation.ts';
 import { unixNow } from '../infra/clock.ts';
 import * as channelsStore from '../store/channels.ts';
+import type { Q } from '../store/db.ts';
 import * as groups from '../store/user-groups.ts';
 import * as invites from '../store/invites.ts';
 import type { EmailInviteRow, MultiuseInviteRow, RealmRow, UserRow } from '../store/schema.ts';
@@ -23,7 +24,7 @@ import { doSubscribeUsers } from './channels.ts';
 import { listDefaultChannels } from './default-channels.ts';
 import { notificationBot } from './message-reports.ts';
 import { sendInternalDirectMessage } from './messages.ts';
-import { hasRealmPermission } from './permissions.ts';
+import { accessCurrentActor, hasRealmPermission } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { doCreateUser } from './users.ts';
 
@@ -56,6 +57,21 @@ function checkInviteAs(actor: Actor, role: number): void {
   if ((role === ROLE.administrator || role === ROLE.moderator) && !isAdmin(actor.user)) {
     throw mustBeAdmin();
   }
+}
+
+/**
+ * Whether the actor may invite as the role, under the setting: checked early on the actor as
+ * authentication read them, and again, deciding, on the actor as the transaction reads them.
+ */
+async function checkMayInvite(
+  db: Q,
+  actor: Actor,
+  setting: 'can_invite_users_group' | 'create_multiuse_invite_group',
+  role: number,
+): Promise<void> {
+  checkMemberOrAdmin(actor);
+  if (!(await hasRealmPermission(db, actor.user, setting))) throw insufficient();
+  checkInviteAs(actor, role);
 }
 
 /** The channels and groups an invitation carries must exist and be the inviter's to give. */
@@ -158,16 +174,14 @@ export async function inviteUsers(
   rawEmails: string,
   p: InviteParams,
 ): Promise<void> {
-  checkMemberOrAdmin(actor);
-  if (!(await hasRealmPermission(ctx.db, actor.user, 'can_invite_users_group'))) {
-    throw insufficient();
-  }
-  checkInviteAs(actor, p.inviteAs);
+  await checkMayInvite(ctx.db, actor, 'can_invite_users_group', p.inviteAs);
   const expiry = expiryOf(ctx, p.inviteExpiresInMinutes);
   const emails = parseInviteeEmails(rawEmails);
   if (emails.length === 0) throw badRequest('You must specify at least one email address.');
   const created = await withTransaction(ctx, actor.realm.id, async (work) => {
-    await checkChannelsAndGroups(work, actor, p);
+    const me = await accessCurrentActor(work.db, actor);
+    await checkMayInvite(work.db, me, 'can_invite_users_group', p.inviteAs);
+    await checkChannelsAndGroups(work, me, p);
     const invalid = emails.filter((e) => !isValidEmail(e));
     if (invalid.length > 0) {
       throw invitationFailed(
@@ -190,7 +204,7 @@ export async function inviteUsers(
       }
       rows.push(
         await invites.insertEmailInvite(work.db, {
-          ...inviteColumns(ctx, actor, p, expiry),
+          ...inviteColumns(ctx, me, p, expiry),
           email,
         }),
       );
@@ -198,10 +212,10 @@ export async function inviteUsers(
     if (rows.length === 0) {
       throw invitationFailed("We weren't able to invite anyone.", skipped, false);
     }
-    await emitInvitesChanged(work, actor.realm.id, actor.user.id);
-    return { rows, skipped };
+    await emitInvitesChanged(work, me.realm.id, me.user.id);
+    return { rows, skipped, me };
   });
-  for (const row of created.rows) await sendInviteMail(ctx, actor.realm, actor.user, row);
+  for (const row of created.rows) await sendInviteMail(ctx, created.me.realm, created.me.user, row);
   if (created.skipped.length > 0) {
     throw invitationFailed(
       "Some of those addresses are already using Parley, so we didn't send them an invitation. We did send invitations to everyone else!",
@@ -230,16 +244,14 @@ export async function createMultiuseInvite(
   actor: Actor,
   p: InviteParams,
 ): Promise<{ invite_link: string }> {
-  checkMemberOrAdmin(actor);
-  if (!(await hasRealmPermission(ctx.db, actor.user, 'create_multiuse_invite_group'))) {
-    throw insufficient();
-  }
-  checkInviteAs(actor, p.inviteAs);
+  await checkMayInvite(ctx.db, actor, 'create_multiuse_invite_group', p.inviteAs);
   const expiry = expiryOf(ctx, p.inviteExpiresInMinutes);
   const row = await withTransaction(ctx, actor.realm.id, async (work) => {
-    await checkChannelsAndGroups(work, actor, p);
-    const row = await invites.insertMultiuseInvite(work.db, inviteColumns(ctx, actor, p, expiry));
-    await emitInvitesChanged(work, actor.realm.id, actor.user.id);
+    const me = await accessCurrentActor(work.db, actor);
+    await checkMayInvite(work.db, me, 'create_multiuse_invite_group', p.inviteAs);
+    await checkChannelsAndGroups(work, me, p);
+    const row = await invites.insertMultiuseInvite(work.db, inviteColumns(ctx, me, p, expiry));
+    await emitInvitesChanged(work, me.realm.id, me.user.id);
     return row;
   });
   return {
@@ -259,9 +271,11 @@ function checkManage(actor: Actor, row: EmailInviteRow | MultiuseInviteRow): voi
 export async function revokeEmailInvite(ctx: AppContext, actor: Actor, id: number): Promise<void> {
   checkMemberOrAdmin(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = await accessCurrentActor(work.db, actor);
+    checkMemberOrAdmin(me);
     const row = await invites.getEmailInvite(work.db, actor.realm.id, id);
     if (!row || row.status !== invites.INVITE_PENDING) throw noSuchInvitation();
-    checkManage(actor, row);
+    checkManage(me, row);
     await invites.setInviteStatus(work.db, 'email_invites', row.id, invites.INVITE_REVOKED);
     await emitInvitesChanged(work, actor.realm.id, row.referred_by_id);
   });
@@ -275,9 +289,11 @@ export async function revokeMultiuseInvite(
 ): Promise<void> {
   checkMemberOrAdmin(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = await accessCurrentActor(work.db, actor);
+    checkMemberOrAdmin(me);
     const row = await invites.getMultiuseInvite(work.db, actor.realm.id, id);
     if (!row) throw noSuchInvitation();
-    checkManage(actor, row);
+    checkManage(me, row);
     if (row.status === invites.INVITE_REVOKED) {
       throw badRequest('Invitation has already been revoked');
     }
@@ -291,6 +307,8 @@ export async function resendEmailInvite(ctx: AppContext, actor: Actor, id: numbe
   checkMemberOrAdmin(actor);
   const now = unixNow(ctx.clock);
   const { row, referrer } = await withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = await accessCurrentActor(work.db, actor);
+    checkMemberOrAdmin(me);
     const row = await invites.getEmailInvite(work.db, actor.realm.id, id);
     if (
       !row ||
@@ -299,7 +317,7 @@ export async function resendEmailInvite(ctx: AppContext, actor: Actor, id: numbe
     ) {
       throw noSuchInvitation();
     }
-    checkManage(actor, row);
+    checkManage(me, row);
     await invites.setEmailInviteCreated(work.db, row.id, now);
     await emitInvitesChanged(work, actor.realm.id, row.referred_by_id);
     const referrer = await usersStore.getUserById(work.db, actor.realm.id, row.referred_by_id);
