@@ -20,7 +20,7 @@ import { groupIdsOf, inChannelGroup } from './channel-access.ts';
 import { accessMessage, messageAudience } from './message-access.ts';
 import { realmMessageSettings } from './message-present.ts';
 import { announceFirstMessageIds, firstMessageIds } from './messages.ts';
-import { accessRealmSettings, hasRealmPermission } from './permissions.ts';
+import { accessCurrentActor, accessRealmSettings, hasRealmPermission } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 const cannotDelete = () => badRequest("You don't have permission to delete this message");
@@ -90,9 +90,11 @@ export async function doDeleteMessages(
 
 export async function deleteMessage(ctx: AppContext, actor: Actor, id: number): Promise<void> {
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const { message, channel } = await accessMessage(work.db, actor, id, { modifying: true });
-    await checkCanDelete(ctx, work, actor, message, channel);
-    await doDeleteMessages(work, actor, channel, [message]);
+    // Checked inside: a deactivation or a change of the actor's role committed since counts.
+    const me = await accessCurrentActor(work.db, actor);
+    const { message, channel } = await accessMessage(work.db, me, id, { modifying: true });
+    await checkCanDelete(ctx, work, me, message, channel);
+    await doDeleteMessages(work, me, channel, [message]);
   });
 }
 

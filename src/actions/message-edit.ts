@@ -37,7 +37,7 @@ import { realmMessageSettings } from './message-present.ts';
 import { RENDERING_FLAG_BITS, renderMessage, renderingFlags } from './message-render.ts';
 import { checkCanPost, checkWildcardMentions } from './message-destinations.ts';
 import { announceFirstMessageIds, firstMessageIds } from './messages.ts';
-import { accessRealmSettings, hasRealmPermission } from './permissions.ts';
+import { accessCurrentActor, accessRealmSettings, hasRealmPermission } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
@@ -235,19 +235,22 @@ export async function updateMessage(
   messageId: number,
   p: UpdateMessageParams,
 ): Promise<{ detached_uploads: unknown[] }> {
-  const { realm } = actor;
-  await withTransaction(ctx, realm.id, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     const db = work.db;
-    const { message, channel } = await accessMessage(db, actor, messageId, { modifying: true });
+    // Checked inside: a deactivation or a change of the actor's role (a moderator's time
+    // limits, a guest's channel access) committed since counts as it would in turn.
+    const me = await accessCurrentActor(db, actor);
+    const { realm } = me;
+    const { message, channel } = await accessMessage(db, me, messageId, { modifying: true });
     const now = unixNow(ctx.clock);
     const req = checkEditRequest(message, channel, p, realmMessageSettings(realm).emptyTopicName);
     const { newContent, newTopic } = req;
     if (newContent !== undefined) {
-      checkContentEditable(actor, message, await accessRealmSettings(db, realm.id), now);
+      checkContentEditable(me, message, await accessRealmSettings(db, realm.id), now);
     }
     const { target, moved, resolveOnly } =
       channel && (newTopic !== undefined || req.newStreamId !== undefined)
-        ? await planMove(db, actor, message, channel, req, p.propagateMode, now)
+        ? await planMove(db, me, message, channel, req, p.propagateMode, now)
         : { target: null, moved: [], resolveOnly: false };
 
     const movedIds = moved.map((m) => m.id);
@@ -259,11 +262,11 @@ export async function updateMessage(
     const contentChange =
       newContent === undefined
         ? null
-        : await applyContentEdit(ctx, work, actor, message, channel, newContent, now);
+        : await applyContentEdit(ctx, work, me, message, channel, newContent, now);
     const firstBefore = target ? await firstMessageIds(db, [channel!, target]) : null;
     let losing: number[] = [];
     if (movedIds.length > 0) {
-      await applyMove(db, actor.user.id, movedIds, {
+      await applyMove(db, me.user.id, movedIds, {
         newTopic,
         from: channel!,
         to: target,

@@ -72,10 +72,12 @@ export async function reportMessage(
   }
   await withTransaction(ctx, realm.id, async (work) => {
     const db = work.db;
-    const { message, channel } = await accessMessage(db, actor, messageId);
-    if (message.sender_id === user.id) throw badRequest("You can't report this message.");
-    // The moderation channel as set now: it may have been changed or unset since.
+    // The actor as they are now (a guest by now may not report, nor read the message), and
+    // the moderation channel as set now: it may have been changed or unset since.
     const current = await accessCurrentActor(db, actor);
+    if (isGuest(current.user)) throw badRequest('Not allowed for guest users');
+    const { message, channel } = await accessMessage(db, current, messageId);
+    if (message.sender_id === user.id) throw badRequest("You can't report this message.");
     const currentId = readRealmSettings(current.realm.settings).moderation_request_channel_id;
     if (currentId === -1) throw noModerationChannel();
     const moderation = await channelsStore.getChannel(db, realm.id, currentId as number);

@@ -15,6 +15,7 @@ import * as messagesStore from '../store/messages.ts';
 import * as reactionsStore from '../store/reactions.ts';
 import type { ChannelRow, MessageRow, ReactionRow } from '../store/schema.ts';
 import { accessMessage, messageAudience } from './message-access.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 export interface AddReactionParams {
@@ -42,37 +43,39 @@ export async function addReaction(
 ): Promise<void> {
   await withTransaction(ctx, actor.realm.id, async (work) => {
     const db = work.db;
-    const { message, channel, flags } = await accessMessage(db, actor, messageId, {
+    // Checked inside: a deactivated actor reacts no more, nor one who lost sight of the message.
+    const me = await accessCurrentActor(db, actor);
+    const { message, channel, flags } = await accessMessage(db, me, messageId, {
       modifying: true,
     });
     let { emojiName: name, emojiCode: code, reactionType: type } = params;
     if (code === undefined || type === undefined) {
-      const known = emojiForName(name, await customByName(db, actor, name));
+      const known = emojiForName(name, await customByName(db, me, name));
       code ??= known.code;
       type ??= known.type;
     }
     type = canonicalReactionType(type);
-    if (await reactionsStore.getUserReaction(db, message.id, actor.user.id, type, code)) {
+    if (await reactionsStore.getUserReaction(db, message.id, me.user.id, type, code)) {
       throw reactionExists();
     }
     const earlier = await reactionsStore.getFirstReaction(db, message.id, type, code);
     // Joining an existing reaction needs no check: its emoji may since have been retired.
     if (earlier) name = earlier.emoji_name;
-    else checkReactionEmoji(name, code, type, await customById(db, actor, type, code));
+    else checkReactionEmoji(name, code, type, await customById(db, me, type, code));
     if (flags === undefined) {
       await messagesStore.insertUserMessages(db, [
-        { user_id: actor.user.id, message_id: message.id, flags: HISTORICAL_FLAGS },
+        { user_id: me.user.id, message_id: message.id, flags: HISTORICAL_FLAGS },
       ]);
     }
     const reaction = await reactionsStore.insertReaction(db, {
       message_id: message.id,
-      user_id: actor.user.id,
+      user_id: me.user.id,
       emoji_name: name,
       emoji_code: code,
       reaction_type: type,
     });
     if (!reaction) throw reactionExists();
-    await emitReaction(work, actor, 'add', message, channel, reaction);
+    await emitReaction(work, me, 'add', message, channel, reaction);
   });
 }
 
@@ -89,7 +92,9 @@ export async function removeReaction(
 ): Promise<void> {
   await withTransaction(ctx, actor.realm.id, async (work) => {
     const db = work.db;
-    const { message, channel } = await accessMessage(db, actor, messageId, { modifying: true });
+    // As when adding: the actor and their sight of the message as they are now.
+    const me = await accessCurrentActor(db, actor);
+    const { message, channel } = await accessMessage(db, me, messageId, { modifying: true });
     let { emojiCode: code, reactionType: type } = params;
     if (code === undefined) {
       if (params.emojiName === undefined) {
@@ -97,22 +102,16 @@ export async function removeReaction(
           'At least one of the following arguments must be present: emoji_name, emoji_code',
         );
       }
-      const known = emojiForName(params.emojiName, await customByName(db, actor, params.emojiName));
+      const known = emojiForName(params.emojiName, await customByName(db, me, params.emojiName));
       code = known.code;
       // Unlike the reference server, a name alone also finds an extra emoji's reaction.
       type ??= known.type;
     }
     type = canonicalReactionType(type ?? 'unicode_emoji');
-    const reaction = await reactionsStore.getUserReaction(
-      db,
-      message.id,
-      actor.user.id,
-      type,
-      code,
-    );
+    const reaction = await reactionsStore.getUserReaction(db, message.id, me.user.id, type, code);
     if (!reaction) throw reactionMissing();
     await reactionsStore.deleteReaction(db, reaction.id);
-    await emitReaction(work, actor, 'remove', message, channel, reaction);
+    await emitReaction(work, me, 'remove', message, channel, reaction);
   });
 }
 
