@@ -109,11 +109,11 @@ export async function deactivateUser(
 /** DELETE /users/me: anyone but the organization's last user or last owner. */
 export async function deactivateSelf(ctx: AppContext, actor: Actor): Promise<void> {
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const me = (await usersStore.getUserById(work.db, actor.realm.id, actor.user.id))!;
-    if ((await usersStore.countActiveUsers(work.db, actor.realm.id)) <= 1)
-      throw lastUserError(false);
-    if (await isLastOwner(work.db, actor.realm.id, me)) throw lastUserError(true);
-    return doDeactivate(ctx, work, actor.realm, me);
+    // Deactivated since, the actor is answered as authentication would answer them.
+    const { realm, user: me } = await accessCurrentActor(work.db, actor);
+    if ((await usersStore.countActiveUsers(work.db, realm.id)) <= 1) throw lastUserError(false);
+    if (await isLastOwner(work.db, realm.id, me)) throw lastUserError(true);
+    return doDeactivate(ctx, work, realm, me);
   });
 }
 

@@ -211,18 +211,21 @@ export async function createUserGroup(
   actor: Actor,
   p: CreateUserGroupParams,
 ): Promise<number> {
-  const realm = actor.realm;
-  if (!(await hasRealmPermission(ctx.db, actor.user, 'can_create_groups'))) {
-    throw insufficientPermission();
-  }
-  return withTransaction(ctx, realm.id, async (work) => {
+  return withTransaction(ctx, actor.realm.id, async (work) => {
+    // Checked inside: a deactivation, or a role change that took the actor out of the
+    // group the setting names, committed since counts.
+    const me = await accessCurrentActor(work.db, actor);
+    const realm = me.realm;
+    if (!(await hasRealmPermission(work.db, me.user, 'can_create_groups'))) {
+      throw insufficientPermission();
+    }
     await checkGroupName(work.db, realm.id, p.name);
     const members = await checkActiveUsers(work.db, realm.id, p.members);
     const subgroups = await checkPotentialSubgroups(work.db, realm.id, p.subgroups ?? []);
     const system = new Map(
       (await groups.listSystemGroups(work.db, realm.id)).map((g) => [g.name, g.id]),
     );
-    const creatorOnly = { direct_members: [actor.user.id], direct_subgroups: [] };
+    const creatorOnly = { direct_members: [me.user.id], direct_subgroups: [] };
     const defaults: Record<UserGroupSettingName, GroupSettingValue> = {
       can_add_members_group: creatorOnly,
       can_join_group: system.get('role:nobody')!,
@@ -241,7 +244,7 @@ export async function createUserGroup(
         p[name] ?? defaults[name],
         SETTING_RULES[name],
         now,
-        actor.user.id,
+        me.user.id,
       );
     }
     const row = await groups.insertGroup(work.db, {
@@ -250,7 +253,7 @@ export async function createUserGroup(
       description: p.description,
       is_system_group: 0,
       date_created: now,
-      creator_id: actor.user.id,
+      creator_id: me.user.id,
       settings: JSON.stringify(settings),
     });
     await groups.addGroupMembers(work.db, row.id, members);
@@ -273,14 +276,15 @@ export async function updateUserGroup(
   groupId: number,
   p: UpdateUserGroupParams,
 ): Promise<void> {
-  const realm = actor.realm;
   const settingsGiven = USER_GROUP_SETTING_NAMES.filter((n) => p[n] !== undefined);
   if (p.name === undefined && p.description === undefined && settingsGiven.length === 0) {
     throw badRequest('No new data supplied');
   }
-  await withTransaction(ctx, realm.id, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    const me = await accessCurrentActor(work.db, actor);
+    const realm = me.realm;
     const group = await accessGroup(work.db, realm, groupId);
-    await checkGroupPermission(work.db, actor, group, []);
+    await checkGroupPermission(work.db, me, group, []);
     const rename = p.name !== undefined && p.name !== group.name;
     if (rename) await checkGroupName(work.db, realm.id, p.name!);
     const describe = p.description !== undefined && p.description !== group.description;
@@ -310,7 +314,7 @@ export async function updateUserGroup(
         value,
         SETTING_RULES[name],
         now,
-        actor.user.id,
+        me.user.id,
       );
     }
     await groups.updateGroup(work.db, group.id, { settings: JSON.stringify(ids) });
@@ -338,7 +342,6 @@ export async function updateUserGroupMembers(
   groupId: number,
   p: UpdateMembersParams,
 ): Promise<void> {
-  const realm = actor.realm;
   const add = p.add ?? [];
   const remove = p.delete ?? [];
   const addSubgroups = p.add_subgroups ?? [];
@@ -349,8 +352,12 @@ export async function updateUserGroupMembers(
     );
   }
   const me = actor.user.id;
-  await withTransaction(ctx, realm.id, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     const db = work.db;
+    // Checked inside: a deactivation, or a change of the groups that hold the actor,
+    // committed since counts.
+    const current = await accessCurrentActor(db, actor);
+    const realm = current.realm;
     const group = await accessGroup(db, realm, groupId);
     const adding = add.length > 0 || addSubgroups.length > 0;
     if (adding && group.deactivated === 1) {
@@ -358,22 +365,22 @@ export async function updateUserGroupMembers(
     }
     if (add.length > 0) {
       const self = add.length === 1 && add[0] === me && addSubgroups.length === 0;
-      await checkGroupPermission(db, actor, group, [
+      await checkGroupPermission(db, current, group, [
         'can_add_members_group',
         ...(self ? (['can_join_group'] as const) : []),
       ]);
     }
     if (addSubgroups.length > 0)
-      await checkGroupPermission(db, actor, group, ['can_add_members_group']);
+      await checkGroupPermission(db, current, group, ['can_add_members_group']);
     if (remove.length > 0) {
       const self = remove.length === 1 && remove[0] === me;
-      await checkGroupPermission(db, actor, group, [
+      await checkGroupPermission(db, current, group, [
         'can_remove_members_group',
         ...(self ? (['can_leave_group'] as const) : []),
       ]);
     }
     if (removeSubgroups.length > 0)
-      await checkGroupPermission(db, actor, group, ['can_remove_members_group']);
+      await checkGroupPermission(db, current, group, ['can_remove_members_group']);
 
     const direct = new Set(
       (await groups.listActiveMemberships(db, realm.id))
