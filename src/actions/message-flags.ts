@@ -23,6 +23,7 @@ import { loadChannelAccessById } from './channel-access.ts';
 import { filterReadableMessages, invalidMessage } from './message-access.ts';
 import { findAnchoredRange, resolveNarrow } from './message-fetch.ts';
 import { realmMessageSettings } from './message-present.ts';
+import { accessCurrentActor } from './permissions.ts';
 import type { GenericEvent } from '../events/types.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
@@ -187,14 +188,16 @@ export async function updateMessageFlags(
   const change = checkFlagChange(p);
   return withTransaction(ctx, actor.realm.id, async (work) => {
     const db = work.db;
+    // Which messages the actor may read is decided by their role as it is now.
+    const me = await accessCurrentActor(db, actor);
     const ids = [...new Set(p.messages)];
-    const rows = await messagesStore.listMessagesByIds(db, actor.realm.id, ids);
+    const rows = await messagesStore.listMessagesByIds(db, me.realm.id, ids);
     if (rows.length !== ids.length) throw invalidMessage();
-    const flags = await messagesStore.getUserMessageFlags(db, actor.user.id, ids);
+    const flags = await messagesStore.getUserMessageFlags(db, me.user.id, ids);
     const unreceived = rows.filter((m) => !flags.has(m.id));
-    const readable = await filterReadableMessages(db, actor.user, unreceived);
+    const readable = await filterReadableMessages(db, me.user, unreceived);
     if (readable.length !== unreceived.length) throw invalidMessage();
-    const applied = await applyFlagChange(work, actor, change, rows, flags);
+    const applied = await applyFlagChange(work, me, change, rows, flags);
     return { messages: applied.changed, ...flagsResponse(change, applied) };
   });
 }
@@ -225,7 +228,9 @@ export async function updateMessageFlagsForNarrow(
   const numAfter = Math.min(p.numAfter, MAX_MESSAGES_PER_UPDATE - numBefore);
   return withTransaction(ctx, actor.realm.id, async (work) => {
     const db = work.db;
-    const narrow = await resolveNarrow(db, actor, p.narrow);
+    // The narrow is resolved with the actor's role as it is now (what a guest may read).
+    const me = await accessCurrentActor(db, actor);
+    const narrow = await resolveNarrow(db, me, p.narrow);
     const range = await findAnchoredRange(db, narrow, {
       anchor: p.anchor,
       useFirstUnreadAnchor: false,
@@ -234,9 +239,9 @@ export async function updateMessageFlagsForNarrow(
       numAfter,
     });
     const ids = range.found.map((f) => f.id);
-    const rows = await messagesStore.listMessagesByIds(db, actor.realm.id, ids);
-    const flags = await messagesStore.getUserMessageFlags(db, actor.user.id, ids);
-    const applied = await applyFlagChange(work, actor, change, rows, flags);
+    const rows = await messagesStore.listMessagesByIds(db, me.realm.id, ids);
+    const flags = await messagesStore.getUserMessageFlags(db, me.user.id, ids);
+    const applied = await applyFlagChange(work, me, change, rows, flags);
     return {
       processed_count: ids.length,
       updated_count: applied.changed.length,
@@ -289,19 +294,20 @@ export async function markChannelAsRead(
   topicName?: string,
 ): Promise<void> {
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const { channel } = await loadChannelAccessById(work.db, actor, channelId, {
+    const me = await accessCurrentActor(work.db, actor);
+    const { channel } = await loadChannelAccessById(work.db, me, channelId, {
       content: true,
       allowArchived: true,
     });
     let topic: string | undefined;
     if (topicName !== undefined) {
-      topic = normalizeTopic(topicName, realmMessageSettings(actor.realm).emptyTopicName);
+      topic = normalizeTopic(topicName, realmMessageSettings(me.realm).emptyTopicName);
       const mine = await messagesStore.listTopicMessages(work.db, channel.id, topic, {
-        onlyWithRowOf: actor.user.id,
+        onlyWithRowOf: me.user.id,
         limit: 1,
       });
       if (mine.length === 0) throw badRequest(`No such topic '${topicName}'`);
     }
-    await markRead(work, actor, { recipientId: channel.recipient_id!, topic });
+    await markRead(work, me, { recipientId: channel.recipient_id!, topic });
   });
 }

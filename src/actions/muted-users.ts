@@ -10,6 +10,7 @@ import * as mutedStore from '../store/muted-users.ts';
 import * as usersStore from '../store/users.ts';
 import type { UserRow } from '../store/schema.ts';
 import { markRead } from './message-flags.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 import { canAccessUser, isUserId } from './user-access.ts';
 
@@ -35,12 +36,14 @@ export async function listMutedUsers(db: Q, userId: number): Promise<MutedUser[]
 export async function muteUser(ctx: AppContext, actor: Actor, mutedUserId: number): Promise<void> {
   if (mutedUserId === actor.user.id) throw badRequest('Cannot mute self');
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const target = await accessMutableUser(work.db, actor, mutedUserId);
+    // Whom the actor may see is decided by their role as it is now (a guest by now may not).
+    const me = await accessCurrentActor(work.db, actor);
+    const target = await accessMutableUser(work.db, me, mutedUserId);
     if (await mutedStore.isMuted(work.db, actor.user.id, target.id)) {
       throw badRequest('User already muted');
     }
     await mutedStore.insertMutedUser(work.db, actor.user.id, target.id, unixNow(ctx.clock));
-    await markRead(work, actor, { senderId: target.id });
+    await markRead(work, me, { senderId: target.id });
     await emitMutedUsers(work, actor.user.id);
   });
 }
@@ -51,7 +54,8 @@ export async function unmuteUser(
   mutedUserId: number,
 ): Promise<void> {
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const target = await accessMutableUser(work.db, actor, mutedUserId);
+    const me = await accessCurrentActor(work.db, actor);
+    const target = await accessMutableUser(work.db, me, mutedUserId);
     if (!(await mutedStore.isMuted(work.db, actor.user.id, target.id))) {
       throw badRequest('User is not muted');
     }

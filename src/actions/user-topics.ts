@@ -17,6 +17,7 @@ import type { ChannelRow } from '../store/schema.ts';
 import * as userTopicsStore from '../store/user-topics.ts';
 import { getChannelAccess, invalidChannelId, invalidChannelName } from './channel-access.ts';
 import { realmMessageSettings } from './message-present.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 export const VISIBILITY_POLICY = { inherit: 0, muted: 1, unmuted: 2, followed: 3 } as const;
@@ -61,14 +62,16 @@ export async function setTopicVisibility(
 ): Promise<void> {
   const topic = normalizeTopic(params.topic, realmMessageSettings(actor.realm).emptyTopicName);
   await withTransaction(ctx, actor.realm.id, async (work) => {
+    // Access to the channel is decided by the actor's role as it is now.
+    const me = await accessCurrentActor(work.db, actor);
     const channel = await findChannel(
       work.db,
-      actor,
+      me,
       { id: params.streamId },
       params.visibilityPolicy !== VISIBILITY_POLICY.inherit,
       invalidChannelId,
     );
-    await doSetTopicVisibility(ctx, work, actor, channel, topic, params.visibilityPolicy);
+    await doSetTopicVisibility(ctx, work, me, channel, topic, params.visibilityPolicy);
   });
 }
 
@@ -94,9 +97,10 @@ export async function muteTopic(
       ? invalidChannelId
       : () => invalidChannelName(ref.name!);
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const channel = await findChannel(work.db, actor, ref, adding, notFound);
+    const me = await accessCurrentActor(work.db, actor);
+    const channel = await findChannel(work.db, me, ref, adding, notFound);
     const policy = adding ? VISIBILITY_POLICY.muted : VISIBILITY_POLICY.inherit;
-    await doSetTopicVisibility(ctx, work, actor, channel, topic, policy);
+    await doSetTopicVisibility(ctx, work, me, channel, topic, policy);
   });
 }
 
