@@ -98,6 +98,15 @@ export function checkClientDescriptor(
   };
 }
 
+/** Whose queue it is; a guest's hears of no public channel they are not in. */
+function queueOwner(actor: Actor) {
+  return {
+    userId: actor.user.id,
+    realmId: actor.realm.id,
+    readsPublicChannels: !isGuest(actor.user),
+  };
+}
+
 /** Reading a snapshot is tried again at most this often when a notice it needs was lost. */
 const SNAPSHOT_READS = 3;
 
@@ -129,7 +138,7 @@ export async function registerQueue(
   params: RegisterParams,
 ): Promise<Record<string, unknown>> {
   const client = checkClientDescriptor(ctx, actor, params);
-  const queueId = ctx.queues.create({ userId: actor.user.id, realmId: actor.realm.id }, client, {
+  const queueId = ctx.queues.create(queueOwner(actor), client, {
     awaitSnapshot: true,
     emptyTopicDisplayName: readRealmSettings(actor.realm.settings).empty_topic_display_name,
   });
@@ -138,6 +147,7 @@ export async function registerQueue(
     const value = await readSnapshotInto(ctx, queueId, actor, async (db) => {
       // The user and realm as of the snapshot, not as authentication read them.
       const current = await accessCurrentActor(db, actor);
+      if (isGuest(current.user)) ctx.queues.limitToOwnChannels(queueId);
       const keys = await buildSnapshot(
         { ...ctx, db },
         {
@@ -183,7 +193,7 @@ export function getEvents(
   const dontBlock = params.dont_block ?? false;
   if (params.queue_id === undefined) {
     const client = checkClientDescriptor(ctx, actor, params);
-    const queueId = ctx.queues.create({ userId: actor.user.id, realmId: actor.realm.id }, client, {
+    const queueId = ctx.queues.create(queueOwner(actor), client, {
       awaitSnapshot: false,
       emptyTopicDisplayName: readRealmSettings(actor.realm.settings).empty_topic_display_name,
     });

@@ -66,6 +66,8 @@ export class Queue {
     /** Notices of the realm up to this sequence are in the client's snapshot: undefined while
      *  register is still reading it, null for a queue without a snapshot. */
     public snapshotSeq: number | null | undefined,
+    /** Its user may read public channels they are not in (not a guest), as last told. */
+    public readsPublicChannels: boolean,
   ) {}
 
   /** Append an event with the queue's next id; seq is kept until the snapshot's is known. */

@@ -10,6 +10,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../infra/clock.ts';
 import type { Random } from '../infra/random.ts';
 import { JsonableError } from '../lib/errors.ts';
+import { ROLE } from '../lib/roles.ts';
 import type { Q } from '../store/db.ts';
 import { eventSeqsOf } from '../store/realms.ts';
 import {
@@ -145,7 +146,7 @@ export class EventQueues {
 
   /** Create a queue; with awaitSnapshot, it keeps notices aside until setSnapshot. */
   create(
-    owner: { userId: number; realmId: number },
+    owner: { userId: number; realmId: number; readsPublicChannels: boolean },
     client: ClientDescriptor,
     opts: { awaitSnapshot: boolean; emptyTopicDisplayName: unknown },
   ): string {
@@ -160,6 +161,7 @@ export class EventQueues {
         this.intern(client),
         this.now(),
         opts.awaitSnapshot ? undefined : null,
+        owner.readsPublicChannels,
       ),
     );
     return id;
@@ -322,7 +324,31 @@ export class EventQueues {
     // A deactivated user's queues go, in every process, once they hold the news.
     const gone = deactivatedUserId(notice.event);
     if (gone !== null) this.dropUserQueues(gone);
+    // A user made a guest hears no more of public channels they are not in, nor do their
+    // narrowed queues; made a member again, they do.
+    const changed = changedRole(notice.event);
+    if (changed) {
+      for (const q of this.byUser.get(changed.userId) ?? []) {
+        this.setReadsPublicChannels(q, changed.role !== ROLE.guest);
+      }
+    }
     return Math.max(budget, 0);
+  }
+
+  /**
+   * Register read its snapshot with the user a guest: the queue, made with the role
+   * authentication read, hears of no public channel they are not in. Only ever narrows, so
+   * that a role change it heard of after that snapshot keeps its say.
+   */
+  limitToOwnChannels(queueId: string): void {
+    const q = this.queues.get(queueId);
+    if (q) this.setReadsPublicChannels(q, false);
+  }
+
+  private setReadsPublicChannels(q: Queue, reads: boolean): void {
+    q.readsPublicChannels = reads;
+    if (reads && isRealmWideListener(q.client)) indexAdd(this.realmWide, q.realmId, q);
+    else indexDelete(this.realmWide, q.realmId, q);
   }
 
   /** Drop every queue of a user (deactivation, revoked credentials). */
@@ -365,6 +391,7 @@ export class EventQueues {
         next_id: q.nextId,
         pruned_id: q.prunedId,
         snapshot_seq: q.snapshotSeq,
+        reads_public_channels: q.readsPublicChannels,
       });
     }
     const topicNames = [...this.topicNames].map(([realmId, t]) => ({ realm_id: realmId, ...t }));
@@ -405,7 +432,16 @@ export class EventQueues {
     for (const s of saved.queues) {
       if (!current.has(s.realm_id)) continue;
       restored++;
-      const q = new Queue(s.id, s.user_id, s.realm_id, this.intern(s.client), now, s.snapshot_seq);
+      const q = new Queue(
+        s.id,
+        s.user_id,
+        s.realm_id,
+        this.intern(s.client),
+        now,
+        s.snapshot_seq,
+        // Saved before the field existed: as such queues were then.
+        s.reads_public_channels ?? true,
+      );
       q.events = s.events;
       q.nextId = s.next_id;
       q.prunedId = s.pruned_id;
@@ -445,7 +481,9 @@ export class EventQueues {
     q.heartbeatPhase = this.nextPhase(this.heartbeats.periodMs);
     this.queues.set(q.id, q);
     indexAdd(this.byUser, q.userId, q);
-    if (isRealmWideListener(q.client)) indexAdd(this.realmWide, q.realmId, q);
+    if (q.readsPublicChannels && isRealmWideListener(q.client)) {
+      indexAdd(this.realmWide, q.realmId, q);
+    }
     if (!this.gcTimer && !this.closing) {
       this.gcTimer = setInterval(() => this.sweep(), this.env.config.queueGcIntervalMs);
       this.gcTimer.unref();
@@ -598,6 +636,14 @@ function mergedEvent(d: Delivery, extra: Record<string, unknown>): ParleyEvent {
 /** Every heartbeat is this one event, written once (events/event-json.ts). */
 const HEARTBEAT: ParleyEvent = Object.freeze({ type: 'heartbeat' }) as ParleyEvent;
 markShared(HEARTBEAT);
+
+/** The user and new role of a role change. */
+function changedRole(event: ParleyEvent): { userId: number; role: unknown } | null {
+  if (event.type !== 'realm_user' || event.op !== 'update') return null;
+  const person = (event as { person?: { user_id?: unknown; role?: unknown } }).person;
+  if (person?.role === undefined || typeof person.user_id !== 'number') return null;
+  return { userId: person.user_id, role: person.role };
+}
 
 function deactivatedUserId(event: ParleyEvent): number | null {
   if (event.type !== 'realm_user' || event.op !== 'update') return null;

@@ -17,6 +17,8 @@ export interface SavedQueue<E> {
   next_id: number;
   pruned_id: number;
   snapshot_seq: number | null;
+  /** Absent in files saved before it was kept. */
+  reads_public_channels?: boolean;
 }
 
 export interface SavedQueues<E> {

@@ -41,7 +41,7 @@ test('a snapshot taken between chunks filters the notices it reflects', async ()
   const q = new EventQueues(env());
   const ids = openAll(q);
   const late = USERS.at(-1)!;
-  const lateId = q.create({ userId: late, realmId: REALM }, client(), {
+  const lateId = q.create({ userId: late, realmId: REALM, readsPublicChannels: true }, client(), {
     awaitSnapshot: true,
     emptyTopicDisplayName: '',
   });

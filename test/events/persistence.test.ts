@@ -58,6 +58,35 @@ test('restored queues keep their ids, pending events and acknowledgements', asyn
   }
 });
 
+test("a guest's restored narrowed queue still hears nothing of channels they are not in", async () => {
+  const file = join(await mkdtemp(join(tmpdir(), 'parley-restart-')), 'event-queues.json');
+  const first = await buildTestApp();
+  let second: Awaited<ReturnType<typeof buildTestApp>> | null = null;
+  try {
+    const narrow = { event_types: ['message'], narrow: [['channel', 'design']] };
+    const guest = await registerQueue(first.as(first.fx.guest), narrow);
+    const member = await registerQueue(first.as(first.fx.member2), narrow);
+    await first.ctx.queues.shutdown();
+    await first.ctx.queues.saveTo(file);
+
+    second = await buildTestApp({ shareStoreWith: first });
+    assert.equal(await second.ctx.queues.restoreFrom(file), 2);
+    const sent = await second
+      .as(second.fx.admin)
+      .post('/messages', { type: 'stream', to: 'design', topic: 'plans', content: 'hi' });
+    assert.equal(sent.status, 200, sent.text);
+    const heard = async (who: typeof first.fx.guest, queueId: string) =>
+      (await drainEvents(second!.ctx, second!.as(who), queueId, -1))
+        .filter((e) => e.type === 'message')
+        .map((e) => (e.message as { id: number }).id);
+    assert.deepEqual(await heard(second.fx.guest, guest.queue_id), []);
+    assert.deepEqual(await heard(second.fx.member2, member.queue_id), [sent.body.id]);
+  } finally {
+    await second?.close();
+    await first.close();
+  }
+});
+
 test('queues that missed changes committed while the server was stopped are not restored', async () => {
   const file = join(await mkdtemp(join(tmpdir(), 'parley-restart-')), 'event-queues.json');
   const first = await buildTestApp();

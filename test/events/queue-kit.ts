@@ -69,7 +69,7 @@ export function open(
   userId = ALICE,
   emptyTopicDisplayName: unknown = 'general chat',
 ): string {
-  const id = queues.create({ userId, realmId: REALM }, c, {
+  const id = queues.create({ userId, realmId: REALM, readsPublicChannels: true }, c, {
     awaitSnapshot: true,
     emptyTopicDisplayName,
   });

@@ -41,7 +41,7 @@ test('queue ids name their process; event ids increase from 0', () => {
 
 test('register consistency: notices the snapshot already reflects are dropped, even late', () => {
   const q = new EventQueues(env());
-  const id = q.create({ userId: ALICE, realmId: REALM }, client(), {
+  const id = q.create({ userId: ALICE, realmId: REALM, readsPublicChannels: true }, client(), {
     awaitSnapshot: true,
     emptyTopicDisplayName: '',
   });
@@ -228,7 +228,7 @@ test('a commit whose notice never comes drops the queues whose snapshot is older
       seq,
     });
   const older = open(q, client());
-  const newer = q.create({ userId: BOB, realmId: REALM }, client(), {
+  const newer = q.create({ userId: BOB, realmId: REALM, readsPublicChannels: true }, client(), {
     awaitSnapshot: true,
     emptyTopicDisplayName: '',
   });
@@ -308,7 +308,7 @@ test('a commit whose publication failed drops the older queues unless its notice
     });
   }
   // A number already seen expects nothing.
-  const after = q.create({ userId: ALICE, realmId: REALM }, client(), {
+  const after = q.create({ userId: ALICE, realmId: REALM, readsPublicChannels: true }, client(), {
     awaitSnapshot: true,
     emptyTopicDisplayName: '',
   });
@@ -324,10 +324,14 @@ test('a snapshot read while an older notice was declared lost is refused, and a 
     notice({ type: 'alert_words', alert_words: [String(seq)] }, [ALICE], { realmId: REALM, seq });
   open(q, client());
   // A register reads its snapshot at commit 1 while commit 2's notice is lost.
-  const registering = q.create({ userId: ALICE, realmId: REALM }, client(), {
-    awaitSnapshot: true,
-    emptyTopicDisplayName: '',
-  });
+  const registering = q.create(
+    { userId: ALICE, realmId: REALM, readsPublicChannels: true },
+    client(),
+    {
+      awaitSnapshot: true,
+      emptyTopicDisplayName: '',
+    },
+  );
   q.deliver([alert(1), alert(3)]);
   await new Promise((resolve) => setTimeout(resolve, 60));
   assert.equal(q.setSnapshot(registering, 1, { emptyTopicDisplayName: '' }), 'missed');
