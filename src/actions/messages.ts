@@ -33,6 +33,7 @@ import {
 } from './message-present.ts';
 import { renderMessage, renderingFlags } from './message-render.ts';
 import { enqueueOutgoingWebhooks } from './outgoing-webhooks.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { BatchQueue, type Outcome } from './group-commit.ts';
 import {
   checkpoint,
@@ -65,25 +66,29 @@ export async function sendMessage(
   const toChannel = params.type === 'stream' || params.type === 'channel';
   if (toChannel && params.topic === undefined) throw badRequest('Missing topic');
   const content = normalizeContent(params.content);
-  const settings = realmMessageSettings(realm);
   if (ctx.store.dialect === 'postgres') {
     // Read outside a transaction: PostgreSQL's transactions read committed rows statement by
     // statement, so reading before BEGIN sees what reading after it would. A direct message
     // that starts a conversation creates it in its own transaction, below.
-    const destination = await resolveDestinationByReading(ctx.db, actor, params, settings);
+    const me = await accessCurrentActor(ctx.db, actor);
+    const settings = realmMessageSettings(me.realm);
+    const destination = await resolveDestinationByReading(ctx.db, me, params, settings);
     if (destination && destination.recipients.length <= ROWS_PER_TURN) {
-      const plan = await planMessage(ctx, ctx.db, actor, destination, content, params, false);
+      const plan = await planMessage(ctx, ctx.db, me, destination, content, params, false);
       return sendBatchOf(ctx, realm.id).add(plan);
     }
     if (destination) {
       return withTransaction(ctx, realm.id, (work) =>
-        deliverMessage(ctx, work, actor, destination, content, params, false),
+        deliverMessage(ctx, work, me, destination, content, params, false),
       );
     }
   }
   return withTransaction(ctx, realm.id, async (work) => {
-    const destination = await resolveDestination(work.db, actor, params, settings);
-    return deliverMessage(ctx, work, actor, destination, content, params, false);
+    // The sender as they are now: one deactivated, or made a guest, meanwhile sends as such.
+    const me = await accessCurrentActor(work.db, actor);
+    const settings = realmMessageSettings(me.realm);
+    const destination = await resolveDestination(work.db, me, params, settings);
+    return deliverMessage(ctx, work, me, destination, content, params, false);
   });
 }
 

@@ -10,17 +10,18 @@ export async function updateUser(db: Q, id: number, changes: UserUpdate): Promis
   await db.updateTable('users').set(changes).where('id', '=', id).execute();
 }
 
+// Kept while users is unwritten (compiled.ts): changes re-read their actor with it
+// (actions/permissions.ts accessCurrentActor), sends included.
+const userById = cachedQuery(2, (db, realmId: number, id: number) =>
+  db.selectFrom('users').selectAll().where('realm_id', '=', realmId).where('id', '=', id),
+);
+
 export async function getUserById(
   db: Q,
   realmId: number,
   id: number,
-): Promise<UserRow | undefined> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where('realm_id', '=', realmId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+): Promise<Readonly<UserRow> | undefined> {
+  return userById.first(db, realmId, id);
 }
 
 /** By API email or real address, case-insensitively (emails are stored lowercased). */
