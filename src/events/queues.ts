@@ -637,16 +637,24 @@ function mergedEvent(d: Delivery, extra: Record<string, unknown>): ParleyEvent {
 const HEARTBEAT: ParleyEvent = Object.freeze({ type: 'heartbeat' }) as ParleyEvent;
 markShared(HEARTBEAT);
 
+/** The person of a realm_user update with a user id: what queues act on themselves. */
+function updatedPerson(
+  event: ParleyEvent,
+): { user_id: number; role?: unknown; is_active?: unknown } | null {
+  if (event.type !== 'realm_user' || event.op !== 'update') return null;
+  const person = (event as { person?: { user_id?: unknown } }).person;
+  return typeof person?.user_id === 'number'
+    ? (person as { user_id: number; role?: unknown; is_active?: unknown })
+    : null;
+}
+
 /** The user and new role of a role change. */
 function changedRole(event: ParleyEvent): { userId: number; role: unknown } | null {
-  if (event.type !== 'realm_user' || event.op !== 'update') return null;
-  const person = (event as { person?: { user_id?: unknown; role?: unknown } }).person;
-  if (person?.role === undefined || typeof person.user_id !== 'number') return null;
-  return { userId: person.user_id, role: person.role };
+  const person = updatedPerson(event);
+  return person?.role === undefined ? null : { userId: person.user_id, role: person.role };
 }
 
 function deactivatedUserId(event: ParleyEvent): number | null {
-  if (event.type !== 'realm_user' || event.op !== 'update') return null;
-  const person = (event as { person?: { user_id?: unknown; is_active?: unknown } }).person;
-  return person?.is_active === false && typeof person.user_id === 'number' ? person.user_id : null;
+  const person = updatedPerson(event);
+  return person?.is_active === false ? person.user_id : null;
 }
