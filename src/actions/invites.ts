@@ -26,7 +26,7 @@ import { notificationBot } from './message-reports.ts';
 import { sendInternalDirectMessage } from './messages.ts';
 import { accessCurrentActor, hasRealmPermission } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
-import { doCreateUser } from './users.ts';
+import { doCreateUser, hashNewPassword } from './users.ts';
 
 /** The reference server's default: ten days. */
 export const DEFAULT_INVITE_EXPIRY_MINUTES = 10 * 24 * 60;
@@ -336,6 +336,27 @@ export interface AcceptParams {
 
 const invalidKey = () => badRequest('The invitation is invalid or has expired.');
 
+/** The pending, unexpired invitation with this key whose inviter is still active. */
+async function accessPendingInvite(
+  db: Q,
+  realm: RealmRow,
+  key: string,
+  now: number,
+): Promise<{
+  invite: EmailInviteRow | MultiuseInviteRow;
+  byEmail: EmailInviteRow | undefined;
+  referrer: UserRow;
+}> {
+  const byEmail = await invites.getEmailInviteByKey(db, realm.id, key);
+  const invite = byEmail ?? (await invites.getMultiuseInviteByKey(db, realm.id, key));
+  if (!invite || invite.status !== invites.INVITE_PENDING) throw invalidKey();
+  if (invite.expiry !== null && invite.expiry <= now) throw invalidKey();
+  const referrer = await usersStore.getUserById(db, realm.id, invite.referred_by_id);
+  // An invitation dies with its inviter's account.
+  if (!referrer || !referrer.is_active) throw invalidKey();
+  return { invite, byEmail, referrer };
+}
+
 /**
  * POST /invites/accept: create the account an invitation describes, with its role,
  * channels and groups, and tell the referrer if the invitation asks to.
@@ -347,17 +368,12 @@ export async function acceptInvite(
 ): Promise<{ user_id: number; email: string; api_key: string }> {
   if (!realm || realm.deactivated) throw invalidKey();
   const now = unixNow(ctx.clock);
+  // Refused before the password is hashed (tens of milliseconds, for anyone who asks), and
+  // checked again inside the transaction: the invitation may be used or revoked meanwhile.
+  await accessPendingInvite(ctx.db, realm, p.key, now);
+  const passwordHash = await hashNewPassword(ctx, p.password);
   return withTransaction(ctx, realm.id, async (work) => {
-    const byEmail = await invites.getEmailInviteByKey(work.db, realm.id, p.key);
-    const byLink = byEmail
-      ? undefined
-      : await invites.getMultiuseInviteByKey(work.db, realm.id, p.key);
-    const invite = byEmail ?? byLink;
-    if (!invite || invite.status !== invites.INVITE_PENDING) throw invalidKey();
-    if (invite.expiry !== null && invite.expiry <= now) throw invalidKey();
-    const referrer = await usersStore.getUserById(work.db, realm.id, invite.referred_by_id);
-    // An invitation dies with its inviter's account.
-    if (!referrer || !referrer.is_active) throw invalidKey();
+    const { invite, byEmail, referrer } = await accessPendingInvite(work.db, realm, p.key, now);
     let email: string;
     if (byEmail) {
       email = byEmail.email;
@@ -369,7 +385,7 @@ export async function acceptInvite(
       email,
       fullName: p.fullName,
       role: invite.invited_as,
-      password: p.password,
+      passwordHash,
     });
     // Every pending email invitation to the address is used up by the signup.
     for (const row of await invites.listPendingInvitesForEmail(

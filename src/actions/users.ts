@@ -55,7 +55,11 @@ export interface NewUserParams {
   email: string;
   fullName: string;
   role: number;
-  password?: string | null;
+  /**
+   * From hashNewPassword, before the transaction: hashing takes tens of milliseconds, and a
+   * transaction holds up every other change to the organization while it is open.
+   */
+  passwordHash?: string | null;
   isBot?: boolean;
   botType?: number | null;
   botOwnerId?: number | null;
@@ -103,9 +107,6 @@ export async function doCreateUser(
     throw badRequest(`Email '${email}' already in use`);
   }
   await checkNameAvailable(work.db, realm, fullName, null);
-  const passwordHash = params.password
-    ? await ctx.passwords.hash(checkPassword(params.password))
-    : null;
   const now = unixNow(ctx.clock);
   const settings = writeUserSettings(readUserSettings(JSON.stringify(params.settings ?? {})));
   const inserted = await usersStore.insertUser(work.db, {
@@ -120,7 +121,7 @@ export async function doCreateUser(
     bot_type: params.isBot ? (params.botType ?? 1) : null,
     bot_owner_id: params.isBot ? (params.botOwnerId ?? null) : null,
     api_key: ctx.random.alphanumeric(API_KEY_LENGTH),
-    password_hash: passwordHash,
+    password_hash: params.passwordHash ?? null,
     date_joined: now,
     avatar_source: 'G',
     avatar_version: 1,
@@ -200,12 +201,24 @@ async function systemGroupId(db: Q, realmId: number, name: string): Promise<numb
   return group.id;
 }
 
+/** A new account's password checked and hashed, outside any transaction (see NewUserParams). */
+export async function hashNewPassword(
+  ctx: AppContext,
+  password: string | null | undefined,
+): Promise<string | null> {
+  return password ? ctx.passwords.hash(checkPassword(password)) : null;
+}
+
 export async function createUser(
   ctx: AppContext,
   realm: RealmRow,
-  params: NewUserParams,
+  params: Omit<NewUserParams, 'passwordHash'> & { password?: string | null },
 ): Promise<UserRow> {
-  return withTransaction(ctx, realm.id, (work) => doCreateUser(ctx, work, realm, params));
+  const { password, ...account } = params;
+  const passwordHash = await hashNewPassword(ctx, password);
+  return withTransaction(ctx, realm.id, (work) =>
+    doCreateUser(ctx, work, realm, { ...account, passwordHash }),
+  );
 }
 
 /** POST /users: administrators create a member account, checked in the reference server's order. */
@@ -222,12 +235,13 @@ export async function createUserByAdmin(
     throw badRequest(`Email '${params.email}' already in use`);
   }
   if (!isStrongPassword(params.password)) throw badRequest('The password is too weak.');
+  const passwordHash = await hashNewPassword(ctx, params.password);
   return withTransaction(ctx, actor.realm.id, async (work) => {
     const { realm } = await accessCurrentAdmin(work.db, actor);
     return doCreateUser(ctx, work, realm, {
       email,
       fullName,
-      password: params.password,
+      passwordHash,
       role: ROLE.member,
     });
   });

@@ -599,3 +599,34 @@ test('a profile value changed while guests are limited: a guest who lost sight o
     [],
   );
 });
+
+test(
+  "a new account's password is hashed outside its transaction: other changes go on meanwhile",
+  { timeout: 60_000 },
+  async () => {
+    // The hasher lets a change of another user finish before it returns. Were the hash taken
+    // inside the creating transaction, that change would wait for the transaction, which
+    // waits for the hash: the two requests would never be answered.
+    const inner = t.ctx.passwords;
+    const during: Array<{ status: number; body: unknown }> = [];
+    t.ctx.passwords = {
+      verify: (hashed, password) => inner.verify(hashed, password),
+      async hash(password) {
+        const res = await t.as(t.fx.member).patch('/settings', { full_name: 'Renamed Meanwhile' });
+        during.push({ status: res.status, body: res.body });
+        return inner.hash(password);
+      },
+    };
+    const created = await t
+      .as(t.fx.admin)
+      .post('/users', { email: 'new@parley.test', password: 'a-good-password', full_name: 'New' });
+    assert.equal(created.status, 200, created.text);
+    assert.deepEqual(during, [{ status: 200, body: SUCCESS }]);
+    const login = await t.as(null).post('/fetch_api_key', {
+      username: 'new@parley.test',
+      password: 'a-good-password',
+    });
+    assert.equal(login.status, 200, login.text);
+    assert.equal(login.body.user_id, created.body.user_id);
+  },
+);

@@ -2,7 +2,7 @@
 // API uses. Ids are deterministic (same creation order on both databases).
 import type { AppContext } from '../../src/context.ts';
 import { doCreateRealm } from '../../src/actions/realms.ts';
-import { doCreateUser } from '../../src/actions/users.ts';
+import { doCreateUser, hashNewPassword } from '../../src/actions/users.ts';
 import {
   announceNewChannel,
   doCreateChannel,
@@ -94,7 +94,7 @@ export async function seedFixture(ctx: AppContext): Promise<Fixture> {
   const otherRealm = await withTransaction(ctx, null, (work) =>
     doCreateRealm(ctx, work, { name: 'Other Org', stringId: 'other' }),
   );
-  const mk = (
+  const mk = async (
     work: Work,
     r: RealmRow,
     email: string,
@@ -103,11 +103,13 @@ export async function seedFixture(ctx: AppContext): Promise<Fixture> {
     extra: { isBot?: boolean; botOwnerId?: number } = {},
   ) => {
     const password = extra.isBot ? '' : `${email.split('@')[0]}-password`;
+    // Hashed inside the seeding transaction: nothing else runs while the fixture is made.
+    const passwordHash = await hashNewPassword(ctx, password);
     return doCreateUser(ctx, work, r, {
       email,
       fullName,
       role,
-      password: password || null,
+      passwordHash,
       isBot: extra.isBot,
       botType: extra.isBot ? 1 : null,
       botOwnerId: extra.botOwnerId ?? null,

@@ -215,7 +215,6 @@ export async function addUser(
       email,
       fullName: name,
       role: opts.role ?? 400,
-      password: null,
     });
     for (const id of opts.channels ?? []) {
       const channel = (await getChannel(work.db, realm.id, id))!;
