@@ -3,16 +3,17 @@
 // Where it goes, who receives it and whether the sender may: message-destinations.ts.
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
-import { badRequest } from '../lib/errors.ts';
+import { badRequest, JsonableError } from '../lib/errors.ts';
 import { FLAG_BITS, flagsToNames } from '../lib/message-flags.ts';
 import { defaultReadBySender, normalizeContent, normalizeTopic } from '../lib/messages.ts';
 import { presentMessage } from '../lib/presenters/messages.ts';
 import { canSeeDeliveryEmail } from '../lib/presenters/users.ts';
 import { isGuest } from '../lib/roles.ts';
 import { unixNow } from '../infra/clock.ts';
-import type { Db, Q } from '../store/db.ts';
+import { knownAccountsVersion, type Db, type Q } from '../store/db.ts';
 import * as messagesStore from '../store/messages.ts';
 import * as mutedUsersStore from '../store/muted-users.ts';
+import { lockRealmForSends } from '../store/realms.ts';
 import type { ChannelRow, MessageRow, RealmRow, UserRow } from '../store/schema.ts';
 import type { RecipientRow } from '../store/users.ts';
 import { usersWhoCanSeeChannel } from './channel-access.ts';
@@ -67,29 +68,73 @@ export async function sendMessage(
   if (toChannel && params.topic === undefined) throw badRequest('Missing topic');
   const content = normalizeContent(params.content);
   if (ctx.store.dialect === 'postgres') {
-    // Read outside a transaction: PostgreSQL's transactions read committed rows statement by
-    // statement, so reading before BEGIN sees what reading after it would. A direct message
-    // that starts a conversation creates it in its own transaction, below.
-    const me = await accessCurrentActor(ctx.db, actor);
-    const settings = realmMessageSettings(me.realm);
-    const destination = await resolveDestinationByReading(ctx.db, me, params, settings);
-    if (destination && destination.recipients.length <= ROWS_PER_TURN) {
-      const plan = await planMessage(ctx, ctx.db, me, destination, content, params, false);
-      return sendBatchOf(ctx, realm.id).add(plan);
-    }
-    if (destination) {
-      return withTransaction(ctx, realm.id, (work) =>
-        deliverMessage(ctx, work, me, destination, content, params, false),
-      );
-    }
+    const send = await planBatchedSend(ctx, actor, params, content);
+    if (send) return sendBatchOf(ctx, realm.id).add(send);
   }
   return withTransaction(ctx, realm.id, async (work) => {
-    // The sender as they are now: one deactivated, or made a guest, meanwhile sends as such.
-    const me = await accessCurrentActor(work.db, actor);
-    const settings = realmMessageSettings(me.realm);
-    const destination = await resolveDestination(work.db, me, params, settings);
+    const { me, destination } = await readSend(work.db, actor, params);
     return deliverMessage(ctx, work, me, destination, content, params, false);
   });
+}
+
+/**
+ * The sender as they are now (one deactivated, or made a guest, meanwhile sends as such) and
+ * where the message goes, creating a direct conversation that does not exist yet.
+ */
+async function readSend(
+  db: Q,
+  actor: Actor,
+  params: SendMessageParams,
+): Promise<{ me: Actor; destination: Destination }> {
+  const me = await accessCurrentActor(db, actor);
+  const settings = realmMessageSettings(me.realm);
+  return { me, destination: await resolveDestination(db, me, params, settings) };
+}
+
+/** Points where a test may run an action inside a send, to force an interleaving. */
+export type SendHookPoint = 'planned';
+type SendHook = (point: SendHookPoint) => Promise<void>;
+let sendHook: SendHook | null = null;
+export function setSendHook(hook: SendHook | null): void {
+  sendHook = hook;
+}
+
+/** A send planned before its batch (PostgreSQL), to be checked again inside it. */
+interface BatchedSend {
+  plan: PlannedMessage;
+  /** The accounts counter (store/db.ts) as read before the plan's reads; null if unknown. */
+  readAt: number | null;
+  /** The plan made again from reads inside the batch's transaction. */
+  planAgain(trx: Q): Promise<PlannedMessage>;
+}
+
+/**
+ * PostgreSQL: plan a send outside any transaction, so that its batch holds its realm's turn
+ * only to write (writeTogether checks the plan is still current). Null for a send that
+ * starts a conversation or goes to more than ROWS_PER_TURN recipients: those read and write
+ * in a transaction of their own.
+ */
+async function planBatchedSend(
+  ctx: AppContext,
+  actor: Actor,
+  params: SendMessageParams,
+  content: string,
+): Promise<BatchedSend | null> {
+  const readAt = knownAccountsVersion(ctx.db);
+  const me = await accessCurrentActor(ctx.db, actor);
+  const settings = realmMessageSettings(me.realm);
+  const destination = await resolveDestinationByReading(ctx.db, me, params, settings);
+  if (!destination || destination.recipients.length > ROWS_PER_TURN) return null;
+  const plan = await planMessage(ctx, ctx.db, me, destination, content, params, false);
+  await sendHook?.('planned');
+  return {
+    plan,
+    readAt,
+    async planAgain(trx) {
+      const again = await readSend(trx, actor, params);
+      return planMessage(ctx, trx, again.me, again.destination, content, params, false);
+    },
+  };
 }
 
 /**
@@ -352,21 +397,21 @@ async function announceMessage(
 const SENDS_PER_BATCH = 100;
 
 interface RealmSends {
-  queue: BatchQueue<PlannedMessage, { id: number }>;
+  queue: BatchQueue<BatchedSend, { id: number }>;
   /** Settles after the last batch's events are published. */
   published: Promise<unknown>;
 }
 
 const sendsByDb = new WeakMap<Db, Map<number, RealmSends>>();
 
-function sendBatchOf(ctx: AppContext, realmId: number): BatchQueue<PlannedMessage, { id: number }> {
+function sendBatchOf(ctx: AppContext, realmId: number): BatchQueue<BatchedSend, { id: number }> {
   let byRealm = sendsByDb.get(ctx.db);
   if (!byRealm) sendsByDb.set(ctx.db, (byRealm = new Map()));
   let sends = byRealm.get(realmId);
   if (!sends) {
     const made: RealmSends = {
       queue: new BatchQueue(
-        (plans, startNext) => writeSends(ctx, realmId, made, plans, startNext),
+        (batch, startNext) => writeSends(ctx, realmId, made, batch, startNext),
         SENDS_PER_BATCH,
       ),
       published: Promise.resolve(),
@@ -385,21 +430,20 @@ async function writeSends(
   ctx: AppContext,
   realmId: number,
   sends: RealmSends,
-  plans: PlannedMessage[],
+  batch: BatchedSend[],
   startNext: () => void,
 ): Promise<Array<Outcome<{ id: number }>>> {
   const publishAfter = sends.published;
   let published!: () => void;
   sends.published = new Promise<void>((resolve) => (published = resolve));
   try {
-    const ids = await writeTogether(ctx, realmId, plans, { publishAfter }, startNext);
-    return ids.map((id) => ({ ok: true, value: { id } }));
+    return await writeTogether(ctx, realmId, batch, { publishAfter }, startNext);
   } catch (err) {
-    if (plans.length === 1) return [{ ok: false, err }];
+    if (batch.length === 1) return [{ ok: false, err }];
     const outcomes: Array<Outcome<{ id: number }>> = [];
-    for (const plan of plans) {
-      await writeTogether(ctx, realmId, [plan], { publishAfter }).then(
-        ([id]) => outcomes.push({ ok: true, value: { id } }),
+    for (const send of batch) {
+      await writeTogether(ctx, realmId, [send], { publishAfter }).then(
+        ([outcome]) => outcomes.push(outcome),
         (e: unknown) => outcomes.push({ ok: false, err: e }),
       );
     }
@@ -409,23 +453,52 @@ async function writeSends(
   }
 }
 
-/** Write planned sends in one transaction; their message ids in order. */
+/**
+ * Write planned sends in one transaction, in their realm's turn for sends
+ * (lockRealmForSends): a send whose plan was read under another accounts counter (a role,
+ * deactivation, archive, subscription or setting changed since, in this realm or another)
+ * is planned again inside it, and refused there if it may no longer be sent.
+ */
 async function writeTogether(
   ctx: AppContext,
   realmId: number,
-  plans: PlannedMessage[],
+  batch: BatchedSend[],
   hooks: SharedCommitHooks,
   startNext?: () => void,
-): Promise<number[]> {
+): Promise<Array<Outcome<{ id: number }>>> {
   let givesFirstMessage = false;
   return withSharedTransaction(
     ctx,
     realmId,
-    plans.length,
+    batch.length,
     async (trx, works) => {
-      const stored = await storeMessages(ctx, trx, works, plans, false);
+      const now = await lockRealmForSends(trx, realmId);
+      const outcomes: Array<Outcome<{ id: number }>> = [];
+      const kept: Array<{ at: number; plan: PlannedMessage; work: Work }> = [];
+      for (const [at, send] of batch.entries()) {
+        if (send.readAt !== null && send.readAt === now) {
+          kept.push({ at, plan: send.plan, work: works[at] });
+          continue;
+        }
+        try {
+          kept.push({ at, plan: await send.planAgain(trx), work: works[at] });
+        } catch (err) {
+          // A refusal from the checks; a failed statement would have aborted the transaction.
+          if (!(err instanceof JsonableError)) throw err;
+          outcomes[at] = { ok: false, err };
+        }
+      }
+      if (kept.length === 0) return outcomes;
+      const stored = await storeMessages(
+        ctx,
+        trx,
+        kept.map((k) => k.work),
+        kept.map((k) => k.plan),
+        false,
+      );
       givesFirstMessage = stored.givesFirstMessage;
-      return stored.ids;
+      kept.forEach((k, i) => (outcomes[k.at] = { ok: true, value: { id: stored.ids[i] } }));
+      return outcomes;
     },
     {
       ...hooks,

@@ -443,10 +443,12 @@ const versionsInTransaction = new WeakMap<object, number | null>();
  * rows another process committed in the meantime as they were before, and so would a
  * register snapshot, which would then drop the events of changes it does not show.
  */
-export async function readVersionInTransaction(trx: Q): Promise<void> {
-  if (!isPostgres(trx)) return;
+export async function readVersionInTransaction(trx: Q): Promise<number | null> {
+  if (!isPostgres(trx)) return null;
   const { rows } = await sql<{ n: number }>`select n from accounts_version`.execute(trx);
-  versionsInTransaction.set(trx, rows.length === 1 ? rows[0].n : null);
+  const version = rows.length === 1 ? rows[0].n : null;
+  versionsInTransaction.set(trx, version);
+  return version;
 }
 
 /** Whether db is on PostgreSQL (for the few statements written for one database). */
@@ -466,6 +468,15 @@ export function isLostPostgresRace(err: unknown): boolean {
 /** The PostgreSQL bookkeeping behind db, or null on SQLite. */
 export function postgresReads(db: Q): PostgresReads | null {
   return postgresByAdapter.get(db.getExecutor().adapter) ?? null;
+}
+
+/**
+ * PostgreSQL: the accounts counter as this process last read it, by a read that started
+ * before now (within the last 100 ms), or null. Whatever is read after this was committed
+ * no earlier than that reading: a counter read later that differs means a change came since.
+ */
+export function knownAccountsVersion(db: Q): number | null {
+  return postgresReads(db)?.versionFor(db) ?? null;
 }
 
 const TRANSACTION_START = /^\s*(?:begin|start\s+transaction)\b/i;

@@ -113,6 +113,19 @@ export async function lockRealmChanges(db: Q, realmId: number): Promise<void> {
   await readVersionInTransaction(db);
 }
 
+/**
+ * PostgreSQL only: the turn of a batch of message sends. Batches share it with each other
+ * (sends do not check what other sends write) but not with the realm's other changes, which
+ * wait for the batch as it waits for them. Returns the accounts counter (db.ts) as read
+ * after the wait: a send planned under another reading is planned again.
+ */
+export async function lockRealmForSends(db: Q, realmId: number): Promise<number | null> {
+  await sql`select pg_advisory_xact_lock_shared(${REALM_CHANGES_LOCK_SPACE}::int4, ${realmId}::int4)`.execute(
+    db,
+  );
+  return readVersionInTransaction(db);
+}
+
 /** The realm's commit sequence; 0 before its first evented change. */
 export async function currentEventSeq(db: Q, realmId: number): Promise<number> {
   const row = await db

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROLE } from '../../src/lib/roles.ts';
-import { buildTestApp, TEST_DATABASE_URL, type TestApp } from '../support/app.ts';
+import { buildTestApp, type TestApp } from '../support/app.ts';
 import { err } from '../support/callers.ts';
 import { SUCCESS, type ApiResponse } from '../support/client.ts';
 import { drainEvents, registerQueue, type Event } from '../support/events.ts';
@@ -181,50 +181,36 @@ test('a moderator made a member while moving a message past the time limit: neve
   });
 });
 
-// On PostgreSQL a send reads its sender and destination before its batch's transaction and
-// takes no turn of its realm (docs/architecture.md, "Actions"), so a change committed in
-// between is not seen: the known limit these two show on SQLite only.
-const SENDS_IN_TURN = {
-  skip: TEST_DATABASE_URL ? 'PostgreSQL sends read before their batch' : false,
-};
 const sendToDesign = (sender: FixtureUser) => () =>
   t.as(sender).post('/messages', { type: 'stream', to: 'design', topic: 'x', content: 'hi' });
 
-test(
-  'a member made a guest while sending to a public channel they are not in: never a guest posting there',
-  SENDS_IN_TURN,
-  async () => {
-    const sender = t.fx.member2;
-    await raceActorChange({
-      watcher: t.fx.admin,
-      eventTypes: ['realm_user', 'message'],
-      actorChange: demote(sender, ROLE.guest),
-      change: sendToDesign(sender),
-      refusal: {
-        result: 'error',
-        msg: "Channel 'design' does not exist",
-        code: 'STREAM_DOES_NOT_EXIST',
-        stream: 'design',
-      },
-      isActorChange: isRoleChange(sender),
-      isChange: (e) => e.type === 'message',
-    });
-  },
-);
+test('a member made a guest while sending to a public channel they are not in: never a guest posting there', async () => {
+  const sender = t.fx.member2;
+  await raceActorChange({
+    watcher: t.fx.admin,
+    eventTypes: ['realm_user', 'message'],
+    actorChange: demote(sender, ROLE.guest),
+    change: sendToDesign(sender),
+    refusal: {
+      result: 'error',
+      msg: "Channel 'design' does not exist",
+      code: 'STREAM_DOES_NOT_EXIST',
+      stream: 'design',
+    },
+    isActorChange: isRoleChange(sender),
+    isChange: (e) => e.type === 'message',
+  });
+});
 
-test(
-  'a user deactivated while sending: never a message from a deactivated user',
-  SENDS_IN_TURN,
-  async () => {
-    const sender = t.fx.member;
-    await raceActorChange({
-      watcher: t.fx.admin,
-      eventTypes: ['realm_user', 'message'],
-      actorChange: () => t.as(t.fx.admin).delete(`/users/${sender.id}`),
-      change: sendToDesign(sender),
-      refusal: err('Account is deactivated', 'UNAUTHORIZED'),
-      isActorChange: isDeactivation(sender),
-      isChange: (e) => e.type === 'message',
-    });
-  },
-);
+test('a user deactivated while sending: never a message from a deactivated user', async () => {
+  const sender = t.fx.member;
+  await raceActorChange({
+    watcher: t.fx.admin,
+    eventTypes: ['realm_user', 'message'],
+    actorChange: () => t.as(t.fx.admin).delete(`/users/${sender.id}`),
+    change: sendToDesign(sender),
+    refusal: err('Account is deactivated', 'UNAUTHORIZED'),
+    isActorChange: isDeactivation(sender),
+    isChange: (e) => e.type === 'message',
+  });
+});
