@@ -11,7 +11,7 @@ import { ROLE } from '../../src/lib/roles.ts';
 import { buildTestApp, POSTGRES_SKIP, type TestApp } from '../support/app.ts';
 import { err } from '../support/callers.ts';
 import type { ApiResponse } from '../support/client.ts';
-import { drainEvents, registerQueue, type Event } from '../support/events.ts';
+import { drainEvents, registerQueue, type Registered } from '../support/events.ts';
 import type { FixtureUser } from '../support/fixture.ts';
 
 let t: TestApp;
@@ -58,7 +58,13 @@ async function heldMessageIds(): Promise<number[]> {
   return (res.body.messages as Array<{ id: number }>).map((m) => m.id);
 }
 
-const messageEvents = (events: Event[]): Event[] => events.filter((e) => e.type === 'message');
+/** The message events user's queue got: each message's id and the user's flags. */
+async function messagesHeard(user: FixtureUser, queue: Registered): Promise<unknown[]> {
+  const events = await drainEvents(t.ctx, t.as(user), queue.queue_id, queue.last_event_id);
+  return events
+    .filter((e) => e.type === 'message')
+    .map((e) => [(e.message as { id: number }).id, e.flags]);
+}
 
 test(
   'a sender deactivated after the plan: refused as deactivated, nothing stored',
@@ -123,23 +129,8 @@ test('a subscriber who left after the plan: the message is sent without them', o
     .orderBy('user_id')
     .execute();
   assert.deepEqual(delivered, [{ user_id: t.fx.admin.id }]);
-  const adminEvents = await drainEvents(
-    t.ctx,
-    t.as(t.fx.admin),
-    adminQueue.queue_id,
-    adminQueue.last_event_id,
-  );
-  assert.deepEqual(
-    messageEvents(adminEvents).map((e) => (e.message as { id: number }).id),
-    [id],
-  );
-  const leaverEvents = await drainEvents(
-    t.ctx,
-    t.as(leaver),
-    leaverQueue.queue_id,
-    leaverQueue.last_event_id,
-  );
-  assert.deepEqual(messageEvents(leaverEvents), []);
+  assert.deepEqual(await messagesHeard(t.fx.admin, adminQueue), [[id, []]]);
+  assert.deepEqual(await messagesHeard(leaver, leaverQueue), []);
 });
 
 test(
@@ -155,15 +146,6 @@ test(
     assert.equal(res.status, 200, res.text);
     const id = res.body.id as number;
     assert.deepEqual(await heldMessageIds(), [id]);
-    const events = await drainEvents(
-      t.ctx,
-      t.as(t.fx.admin),
-      adminQueue.queue_id,
-      adminQueue.last_event_id,
-    );
-    assert.deepEqual(
-      messageEvents(events).map((e) => [(e.message as { id: number }).id, e.flags]),
-      [[id, []]],
-    );
+    assert.deepEqual(await messagesHeard(t.fx.admin, adminQueue), [[id, []]]);
   },
 );
