@@ -5,6 +5,7 @@
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import * as alertWordsStore from '../store/alert-words.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
 /** Trimmed, without blanks. */
@@ -22,7 +23,9 @@ export async function addAlertWords(
   words: string[],
 ): Promise<string[]> {
   return withTransaction(ctx, actor.realm.id, async (work) => {
-    const userId = actor.user.id;
+    // A user deactivated since changes nothing of theirs (architecture.md, Actions).
+    const me = await accessCurrentActor(work.db, actor);
+    const userId = me.user.id;
     const known = new Set(
       (await alertWordsStore.listUserAlertWords(work.db, userId)).map((w) => w.toLowerCase()),
     );
@@ -44,7 +47,8 @@ export async function removeAlertWords(
   words: string[],
 ): Promise<string[]> {
   return withTransaction(ctx, actor.realm.id, async (work) => {
-    const userId = actor.user.id;
+    const me = await accessCurrentActor(work.db, actor);
+    const userId = me.user.id;
     const gone = new Set(cleanWords(words).map((w) => w.toLowerCase()));
     const removed = (await alertWordsStore.listUserAlertWords(work.db, userId)).filter((w) =>
       gone.has(w.toLowerCase()),

@@ -163,10 +163,14 @@ export async function editDraft(
 export async function deleteDraft(ctx: AppContext, actor: Actor, draftId: number): Promise<void> {
   checkSynchronizing(actor);
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    const row = await draftsStore.getDraft(work.db, actor.user.id, draftId);
+    // As the user is now: deactivated since, they delete nothing; no longer synchronizing,
+    // they are answered so rather than told their drafts are gone (architecture.md, Actions).
+    const me = await accessCurrentActor(work.db, actor);
+    checkSynchronizing(me);
+    const row = await draftsStore.getDraft(work.db, me.user.id, draftId);
     if (!row) throw draftNotFound();
     await draftsStore.deleteDraft(work.db, row.id);
-    work.emitOnCommit({ type: 'drafts', op: 'remove', draft_id: row.id }, [actor.user.id]);
+    work.emitOnCommit({ type: 'drafts', op: 'remove', draft_id: row.id }, [me.user.id]);
   });
 }
 

@@ -256,7 +256,8 @@ export async function updateMessageFlagsForNarrow(
 
 /**
  * Mark the user's unread messages read; one event naming them (or all:true for all). Also
- * used by muted-users.ts for a muted sender's messages.
+ * used by muted-users.ts for a muted sender's messages. actor is as accessCurrentActor read
+ * them inside work's transaction.
  */
 export async function markRead(
   work: Work,
@@ -282,7 +283,11 @@ export async function markRead(
 
 /** POST /mark_all_as_read: done in one transaction, so always complete. */
 export async function markAllAsRead(ctx: AppContext, actor: Actor): Promise<{ complete: true }> {
-  await withTransaction(ctx, actor.realm.id, (work) => markRead(work, actor, 'all'));
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    // A user deactivated since marks nothing (architecture.md, Actions).
+    const me = await accessCurrentActor(work.db, actor);
+    await markRead(work, me, 'all');
+  });
   return { complete: true };
 }
 

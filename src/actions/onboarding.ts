@@ -9,6 +9,7 @@ import type { Actor } from '../lib/actor.ts';
 import { badRequest } from '../lib/errors.ts';
 import type { Q } from '../store/db.ts';
 import * as onboardingStore from '../store/onboarding.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withTransaction } from './transaction.ts';
 
 export const ONE_TIME_NOTICES = [
@@ -46,13 +47,15 @@ export async function markOnboardingStepSeen(
     throw badRequest(`Unknown onboarding_step: ${name}`);
   }
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    await onboardingStore.markStepSeen(work.db, actor.user.id, name, unixNow(ctx.clock));
+    // A user deactivated since marks nothing (architecture.md, Actions).
+    const me = await accessCurrentActor(work.db, actor);
+    await onboardingStore.markStepSeen(work.db, me.user.id, name, unixNow(ctx.clock));
     work.emitOnCommit(
       {
         type: 'onboarding_steps',
-        onboarding_steps: await listOnboardingSteps(work.db, actor.user.id),
+        onboarding_steps: await listOnboardingSteps(work.db, me.user.id),
       },
-      [actor.user.id],
+      [me.user.id],
     );
   });
 }

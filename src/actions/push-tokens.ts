@@ -7,6 +7,7 @@ import { unixNow } from '../infra/clock.ts';
 import type { Actor } from '../lib/actor.ts';
 import { badRequest, JsonableError } from '../lib/errors.ts';
 import * as tokensStore from '../store/push-tokens.ts';
+import { accessCurrentActor } from './permissions.ts';
 import { withTransaction } from './transaction.ts';
 
 export type TokenKind = tokensStore.TokenKind;
@@ -33,13 +34,15 @@ export async function addPushToken(
 ): Promise<void> {
   checkToken(actor, kind, token);
   if (appId !== null && !/^[.a-zA-Z0-9-]+$/.test(appId)) throw badRequest('Invalid app ID');
-  await withTransaction(ctx, actor.realm.id, (work) =>
-    tokensStore.savePushToken(work.db, actor.user.id, kind, {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    // A user deactivated since registers no device (architecture.md, Actions).
+    const me = await accessCurrentActor(work.db, actor);
+    await tokensStore.savePushToken(work.db, me.user.id, kind, {
       token,
       ios_app_id: appId,
       date_created: unixNow(ctx.clock),
-    }),
-  );
+    });
+  });
 }
 
 export async function removePushToken(
@@ -50,7 +53,8 @@ export async function removePushToken(
 ): Promise<void> {
   checkToken(actor, kind, token);
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    if (!(await tokensStore.deletePushToken(work.db, actor.user.id, kind, token))) {
+    const me = await accessCurrentActor(work.db, actor);
+    if (!(await tokensStore.deletePushToken(work.db, me.user.id, kind, token))) {
       throw new JsonableError('Device not recognized', 'INVALID_PUSH_DEVICE_TOKEN', 400);
     }
   });

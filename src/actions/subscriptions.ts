@@ -337,23 +337,24 @@ export async function updateSubscriptionProperties(
 ): Promise<void> {
   for (const change of changes) checkPropertyChange(change);
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    // Inside: an unsubscription committed since leaves nothing to change.
+    // Inside: an unsubscription or a deactivation committed since leaves nothing to change.
+    const me = await accessCurrentActor(work.db, actor);
     for (const change of changes) {
-      const { channel } = await accessChannelById(readingIn(ctx, work), actor, change.stream_id, {
+      const { channel } = await accessChannelById(readingIn(ctx, work), me, change.stream_id, {
         content: true,
       });
-      const sub = await channelsStore.getSubscription(work.db, actor.user.id, channel.id);
+      const sub = await channelsStore.getSubscription(work.db, me.user.id, channel.id);
       if (sub?.active !== 1) throw badRequest(`Not subscribed to channel ID ${change.stream_id}`);
     }
     for (const { stream_id: streamId, property, value } of changes) {
       const emit = (name: string, v: boolean | string) =>
         work.emitOnCommit(
           { type: 'subscription', op: 'update', property: name, value: v, stream_id: streamId },
-          [actor.user.id],
+          [me.user.id],
         );
       if (property === 'is_muted' || property === 'in_home_view') {
         const muted = property === 'is_muted' ? (value as boolean) : !(value as boolean);
-        await channelsStore.updateSubscription(work.db, actor.user.id, streamId, {
+        await channelsStore.updateSubscription(work.db, me.user.id, streamId, {
           is_muted: muted ? 1 : 0,
         });
         // Clients that predate is_muted still read in_home_view.
@@ -364,7 +365,7 @@ export async function updateSubscriptionProperties(
       const column = property as Exclude<SubscriptionProperty, 'is_muted' | 'in_home_view'>;
       const stored: Partial<SubscriptionRow> =
         column === 'color' ? { color: value as string } : { [column]: value ? 1 : 0 };
-      await channelsStore.updateSubscription(work.db, actor.user.id, streamId, stored);
+      await channelsStore.updateSubscription(work.db, me.user.id, streamId, stored);
       emit(property, value);
     }
   });

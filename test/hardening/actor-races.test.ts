@@ -5,13 +5,15 @@
 // first, and is otherwise refused as the member (or deactivated user) the actor was by then.
 import { afterEach, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { FLAG_BITS } from '../../src/lib/message-flags.ts';
 import { ROLE } from '../../src/lib/roles.ts';
 import { buildTestApp, type TestApp } from '../support/app.ts';
 import { err } from '../support/callers.ts';
-import { SUCCESS, type ApiResponse } from '../support/client.ts';
+import { SUCCESS, type ApiResponse, type Params } from '../support/client.ts';
 import { drainEvents, registerQueue, type Event } from '../support/events.ts';
 import type { FixtureUser } from '../support/fixture.ts';
-import { sendToChannel, T0, useClock } from '../support/messages.ts';
+import { sendDirect, sendToChannel, T0, useClock } from '../support/messages.ts';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -158,6 +160,259 @@ test("an administrator deactivated while deleting another's message: never delet
   const kept = await t.ctx.db.selectFrom('messages').select('id').where('id', '=', id).execute();
   assert.equal(kept.length, deletion.status === 200 ? 0 : 1);
 });
+
+// Changes of the actor's own rows: only the actor gets their events, and a deactivation drops
+// the actor's queues, so no event shows whether such a change came before the deactivation.
+// The database does: triggers note each row a table is written and the deactivation, in the
+// order they are written (the realm's changes take turns, on either database).
+
+const WRITES_NOTED = ['INSERT', 'UPDATE', 'DELETE'];
+
+/** Note the writes to these tables, and users' deactivations; stop() returns them in order. */
+async function noteWrites(tables: string[]): Promise<{ stop: () => Promise<string[]> }> {
+  const run = (text: string) => sql.raw(text).execute(t.ctx.db);
+  const onSqlite = t.ctx.store.dialect === 'sqlite';
+  if (onSqlite) {
+    await run('CREATE TABLE write_log (id INTEGER PRIMARY KEY AUTOINCREMENT, what TEXT NOT NULL)');
+    for (const table of tables) {
+      for (const op of WRITES_NOTED) {
+        await run(`CREATE TRIGGER note_${table}_${op} AFTER ${op} ON ${table}
+          BEGIN INSERT INTO write_log (what) VALUES ('${table}'); END`);
+      }
+    }
+    await run(`CREATE TRIGGER note_deactivation AFTER UPDATE OF is_active ON users
+      WHEN NEW.is_active = 0 BEGIN INSERT INTO write_log (what) VALUES ('deactivation'); END`);
+  } else {
+    await run('CREATE TABLE write_log (id serial PRIMARY KEY, what text NOT NULL)');
+    await run(`CREATE FUNCTION note_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN INSERT INTO write_log (what) VALUES (TG_ARGV[0]); RETURN NULL; END $$`);
+    for (const table of tables) {
+      await run(`CREATE TRIGGER note_write AFTER ${WRITES_NOTED.join(' OR ')} ON ${table}
+        FOR EACH ROW EXECUTE FUNCTION note_write('${table}')`);
+    }
+    await run(`CREATE TRIGGER note_deactivation AFTER UPDATE OF is_active ON users
+      FOR EACH ROW WHEN (NEW.is_active = 0) EXECUTE FUNCTION note_write('deactivation')`);
+  }
+  return {
+    async stop() {
+      const log = await sql<{ what: string }>`SELECT what FROM write_log ORDER BY id`.execute(
+        t.ctx.db,
+      );
+      // PostgreSQL's schema outlives the test (SQLite's database does not): leave nothing.
+      if (onSqlite) {
+        for (const table of tables) {
+          for (const op of WRITES_NOTED) await run(`DROP TRIGGER note_${table}_${op}`);
+        }
+        await run('DROP TRIGGER note_deactivation');
+      } else {
+        for (const table of tables) await run(`DROP TRIGGER note_write ON ${table}`);
+        await run('DROP TRIGGER note_deactivation ON users');
+        await run('DROP FUNCTION note_write()');
+      }
+      await run('DROP TABLE write_log');
+      return log.rows.map((r) => r.what);
+    },
+  };
+}
+
+interface OwnChange {
+  /** What the user is doing, for the test's name. */
+  doing: string;
+  /** The table the change writes. */
+  table: string;
+  /** Make what the change needs; returns the change and whether its rows show it was made. */
+  setUp: (user: FixtureUser) => Promise<{
+    change: () => Promise<ApiResponse>;
+    made: () => Promise<boolean>;
+  }>;
+}
+
+/**
+ * The change's parameters in the query, as the deactivation has none: a request with a body
+ * starts only once it is read, and would come after the deactivation every time, refused by
+ * authentication (what this file checks is the change authenticated before it).
+ */
+const send = (user: FixtureUser, method: string, path: string, params: Params = {}) =>
+  t.as(user).request(method, path, params, { asQuery: true });
+
+const has = async (rows: Promise<unknown[]>): Promise<boolean> => (await rows).length > 0;
+
+const OWN_CHANGES: OwnChange[] = [
+  {
+    doing: 'adding an alert word',
+    table: 'alert_words',
+    async setUp(user) {
+      return {
+        change: () => send(user, 'POST', '/users/me/alert_words', { alert_words: ['urgent'] }),
+        made: () =>
+          has(
+            t.ctx.db
+              .selectFrom('alert_words')
+              .select('word')
+              .where('user_id', '=', user.id)
+              .where('word', '=', 'urgent')
+              .execute(),
+          ),
+      };
+    },
+  },
+  {
+    doing: 'removing an alert word',
+    table: 'alert_words',
+    async setUp(user) {
+      const added = await t.as(user).post('/users/me/alert_words', { alert_words: ['urgent'] });
+      assert.equal(added.status, 200, added.text);
+      return {
+        change: () => send(user, 'DELETE', '/users/me/alert_words', { alert_words: ['urgent'] }),
+        made: async () =>
+          !(await has(
+            t.ctx.db
+              .selectFrom('alert_words')
+              .select('word')
+              .where('user_id', '=', user.id)
+              .execute(),
+          )),
+      };
+    },
+  },
+  {
+    doing: 'marking an onboarding step seen',
+    table: 'onboarding_steps',
+    async setUp(user) {
+      return {
+        change: () =>
+          send(user, 'POST', '/users/me/onboarding_steps', {
+            onboarding_step: 'intro_inbox_view_modal',
+          }),
+        made: () =>
+          has(
+            t.ctx.db
+              .selectFrom('onboarding_steps')
+              .select('name')
+              .where('user_id', '=', user.id)
+              .execute(),
+          ),
+      };
+    },
+  },
+  {
+    doing: 'registering a push device',
+    table: 'push_device_tokens',
+    async setUp(user) {
+      return {
+        change: () => send(user, 'POST', '/users/me/android_gcm_reg_id', { token: 'device' }),
+        made: () => has(pushTokensOf(user)),
+      };
+    },
+  },
+  {
+    doing: 'removing a push device',
+    table: 'push_device_tokens',
+    async setUp(user) {
+      const added = await t.as(user).post('/users/me/android_gcm_reg_id', { token: 'device' });
+      assert.equal(added.status, 200, added.text);
+      return {
+        change: () => send(user, 'DELETE', '/users/me/android_gcm_reg_id', { token: 'device' }),
+        made: async () => !(await has(pushTokensOf(user))),
+      };
+    },
+  },
+  {
+    doing: 'deleting a draft',
+    table: 'drafts',
+    async setUp(user) {
+      const created = await t.as(user).post('/drafts', {
+        drafts: [{ type: '', to: [], topic: '', content: 'later' }],
+      });
+      assert.equal(created.status, 200, created.text);
+      const [id] = created.body.ids as number[];
+      return {
+        change: () => send(user, 'DELETE', `/drafts/${id}`),
+        made: async () =>
+          !(await has(t.ctx.db.selectFrom('drafts').select('id').where('id', '=', id).execute())),
+      };
+    },
+  },
+  {
+    doing: 'marking all messages read',
+    table: 'user_messages',
+    async setUp(user) {
+      await sendDirect(t, t.fx.member2, [user], 'unread');
+      return {
+        change: () => send(user, 'POST', '/mark_all_as_read'),
+        made: async () => (await unreadCountOf(user)) === 0,
+      };
+    },
+  },
+  {
+    doing: "changing a channel's color",
+    table: 'subscriptions',
+    async setUp(user) {
+      const general = t.fx.channels.general.id;
+      return {
+        change: () =>
+          send(user, 'POST', '/users/me/subscriptions/properties', {
+            subscription_data: [{ stream_id: general, property: 'color', value: '#123456' }],
+          }),
+        made: () =>
+          has(
+            t.ctx.db
+              .selectFrom('subscriptions')
+              .select('color')
+              .where('user_id', '=', user.id)
+              .where('channel_id', '=', general)
+              .where('color', '=', '#123456')
+              .execute(),
+          ),
+      };
+    },
+  },
+];
+
+const pushTokensOf = (user: FixtureUser) =>
+  t.ctx.db
+    .selectFrom('push_device_tokens')
+    .select('token')
+    .where('user_id', '=', user.id)
+    .execute();
+
+async function unreadCountOf(user: FixtureUser): Promise<number> {
+  const rows = await t.ctx.db
+    .selectFrom('user_messages')
+    .select('flags')
+    .where('user_id', '=', user.id)
+    .execute();
+  return rows.filter((r) => (r.flags & FLAG_BITS.read) === 0).length;
+}
+
+for (const own of OWN_CHANGES) {
+  test(`a user deactivated while ${own.doing}: never changed after the deactivation`, async () => {
+    const user = t.fx.member;
+    const { change, made } = await own.setUp(user);
+    const writes = await noteWrites([own.table]);
+    let order: string[];
+    let answers: ApiResponse[];
+    try {
+      answers = await Promise.all([t.as(t.fx.admin).delete(`/users/${user.id}`), change()]);
+    } finally {
+      order = await writes.stop();
+    }
+    const [deactivated, res] = answers;
+    assert.deepEqual(deactivated.body, SUCCESS);
+    const deactivatedAt = order.indexOf('deactivation');
+    const changedAt = order.indexOf(own.table);
+    assert.notEqual(deactivatedAt, -1, order.join());
+    if (res.status === 200) {
+      assert.notEqual(changedAt, -1, order.join());
+      assert.ok(changedAt < deactivatedAt, `the change came after the deactivation: ${order}`);
+      assert.equal(await made(), true);
+    } else {
+      assert.deepEqual(res.body, err('Account is deactivated', 'UNAUTHORIZED'), res.text);
+      assert.equal(changedAt, -1, order.join());
+      assert.equal(await made(), false);
+    }
+  });
+}
 
 test('a moderator made a member while moving a message past the time limit: never moved by a member', async () => {
   const moderator = t.fx.moderator;
