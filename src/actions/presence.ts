@@ -97,19 +97,23 @@ async function recordPresence(
   active: boolean,
   now: number,
 ): Promise<void> {
-  const { user, realm } = actor;
-  await withTransaction(ctx, realm.id, async (work) => {
-    const stored = await presenceStore.getPresence(work.db, user.id);
+  await withTransaction(ctx, actor.realm.id, async (work) => {
+    const stored = await presenceStore.getPresence(work.db, actor.user.id);
     const change = applyPresenceReport(stored, active, now, PRESENCE_OFFLINE_THRESHOLD_SECONDS);
+    // A report that moves nothing writes nothing, so it answers as it would have before any
+    // change since, without reading the user again: of several open clients' reports, only
+    // the first in a minute moves the times.
     if (!change.changed) return;
+    // As they are now: deactivated since, they report nothing; no longer sharing presence,
+    // their times stay as they were (architecture.md, Actions).
+    const me = await accessCurrentActor(work.db, actor);
+    if (!sharesPresence(me.user.settings)) return;
+    const { user, realm } = me;
     const updateId = await presenceStore.nextPresenceUpdateId(work.db, realm.id);
     const row = { user_id: user.id, realm_id: realm.id, ...change.times, last_update_id: updateId };
     await presenceStore.upsertPresence(work.db, row);
-    if (!change.cameOnline) return;
-    // As they are now: the user may have stopped sharing presence, or the organization
-    // turned it off, since the report was accepted (a rare read: only on coming online).
-    const current = await accessCurrentActor(work.db, actor);
-    if (presenceDisabled(current.realm) || !sharesPresence(current.user.settings)) return;
+    // The organization may have turned presence off since the report was accepted.
+    if (!change.cameOnline || presenceDisabled(realm)) return;
     const recipients = ctx.config.canAccessAllUsersGroupLimitsPresence
       ? await usersWhoCanAccess(work.db, realm, user.id)
       : await usersStore.listActiveUserIds(work.db, realm.id);

@@ -367,6 +367,29 @@ const OWN_CHANGES: OwnChange[] = [
       };
     },
   },
+  {
+    doing: 'reporting presence',
+    table: 'user_presences',
+    async setUp(user) {
+      // Online already, so that the report moves the times without coming online.
+      const setClock = useClock(t);
+      const online = await t.as(user).post('/users/me/presence', { status: 'active' });
+      assert.equal(online.status, 200, online.text);
+      setClock(T0 + 60);
+      return {
+        change: () => send(user, 'POST', '/users/me/presence', { status: 'active' }),
+        made: () =>
+          has(
+            t.ctx.db
+              .selectFrom('user_presences')
+              .select('user_id')
+              .where('user_id', '=', user.id)
+              .where('last_active_time', '=', T0 + 60)
+              .execute(),
+          ),
+      };
+    },
+  },
 ];
 
 const pushTokensOf = (user: FixtureUser) =>
