@@ -125,17 +125,19 @@ export async function createDrafts(
 ): Promise<number[]> {
   return withTransaction(ctx, actor.realm.id, async (work) => {
     // Inside: turning synchronizing off deletes every draft; none may be stored after it.
-    checkSynchronizing(await accessCurrentActor(work.db, actor));
+    // The channels a draft may name are the actor's as they are now (a guest's by now).
+    const me = await accessCurrentActor(work.db, actor);
+    checkSynchronizing(me);
     const checked: CheckedDraft[] = [];
-    for (const d of drafts) checked.push(await checkDraft(ctx, work.db, actor, d));
+    for (const d of drafts) checked.push(await checkDraft(ctx, work.db, me, d));
     const created: PresentedDraft[] = [];
     for (const c of checked) {
       created.push(
-        presentDraft(await draftsStore.insertDraft(work.db, { user_id: actor.user.id, ...c })),
+        presentDraft(await draftsStore.insertDraft(work.db, { user_id: me.user.id, ...c })),
       );
     }
     if (created.length > 0)
-      work.emitOnCommit({ type: 'drafts', op: 'add', drafts: created }, [actor.user.id]);
+      work.emitOnCommit({ type: 'drafts', op: 'add', drafts: created }, [me.user.id]);
     return created.map((d) => d.id);
   });
 }
@@ -148,14 +150,13 @@ export async function editDraft(
   draft: DraftInput,
 ): Promise<void> {
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    checkSynchronizing(await accessCurrentActor(work.db, actor));
-    const row = await draftsStore.getDraft(work.db, actor.user.id, draftId);
+    const me = await accessCurrentActor(work.db, actor);
+    checkSynchronizing(me);
+    const row = await draftsStore.getDraft(work.db, me.user.id, draftId);
     if (!row) throw draftNotFound();
-    const checked = await checkDraft(ctx, work.db, actor, draft);
+    const checked = await checkDraft(ctx, work.db, me, draft);
     const updated = await draftsStore.updateDraft(work.db, row.id, checked);
-    work.emitOnCommit({ type: 'drafts', op: 'update', draft: presentDraft(updated) }, [
-      actor.user.id,
-    ]);
+    work.emitOnCommit({ type: 'drafts', op: 'update', draft: presentDraft(updated) }, [me.user.id]);
   });
 }
 

@@ -437,6 +437,32 @@ for (const own of OWN_CHANGES) {
   });
 }
 
+test("a member made a guest while saving a draft to a public channel they are not in: never a guest's draft there", async () => {
+  const user = t.fx.member2;
+  const saved = await raceActorChange({
+    watcher: user,
+    eventTypes: ['realm_user', 'drafts'],
+    // Both with a body, so that they are read together: with the demotion's parameters in
+    // the query, the draft came first every time.
+    actorChange: demote(user, ROLE.guest),
+    change: () =>
+      t.as(user).post('/drafts', {
+        drafts: [
+          { type: 'stream', to: [t.fx.channels.design.id], topic: 'plans', content: 'idea' },
+        ],
+      }),
+    refusal: err('Invalid channel ID'),
+    isActorChange: isRoleChange(user),
+    isChange: (e) => e.type === 'drafts',
+  });
+  const drafts = await t.ctx.db
+    .selectFrom('drafts')
+    .select('id')
+    .where('user_id', '=', user.id)
+    .execute();
+  assert.equal(drafts.length, saved.status === 200 ? 1 : 0);
+});
+
 test('a moderator made a member while moving a message past the time limit: never moved by a member', async () => {
   const moderator = t.fx.moderator;
   const limited = await t
