@@ -62,38 +62,39 @@ export async function reportMessage(
   messageId: number,
   p: ReportParams,
 ): Promise<void> {
-  const { realm, user } = actor;
-  const channelId = readRealmSettings(realm.settings).moderation_request_channel_id as number;
+  // Early refusals on authentication's rows; the transaction decides on the current ones.
+  const channelId = readRealmSettings(actor.realm.settings).moderation_request_channel_id;
   if (channelId === -1) throw noModerationChannel();
-  if (isGuest(user)) throw badRequest('Not allowed for guest users');
+  if (isGuest(actor.user)) throw badRequest('Not allowed for guest users');
   const description = p.description.trim();
   if (p.reportType === 'other' && description === '') {
     throw badRequest('An explanation is required.');
   }
-  await withTransaction(ctx, realm.id, async (work) => {
+  await withTransaction(ctx, actor.realm.id, async (work) => {
     const db = work.db;
     // The actor as they are now (a guest by now may not report, nor read the message), and
-    // the moderation channel as set now: it may have been changed or unset since.
-    const current = await accessCurrentActor(db, actor);
-    if (isGuest(current.user)) throw badRequest('Not allowed for guest users');
-    const { message, channel } = await accessMessage(db, current, messageId);
-    if (message.sender_id === user.id) throw badRequest("You can't report this message.");
-    const currentId = readRealmSettings(current.realm.settings).moderation_request_channel_id;
+    // the organization as it is now: the moderation channel may have been changed or unset
+    // since, and the report is posted under its settings of now.
+    const me = await accessCurrentActor(db, actor);
+    if (isGuest(me.user)) throw badRequest('Not allowed for guest users');
+    const { message, channel } = await accessMessage(db, me, messageId);
+    if (message.sender_id === me.user.id) throw badRequest("You can't report this message.");
+    const currentId = readRealmSettings(me.realm.settings).moderation_request_channel_id;
     if (currentId === -1) throw noModerationChannel();
-    const moderation = await channelsStore.getChannel(db, realm.id, currentId as number);
+    const moderation = await channelsStore.getChannel(db, me.realm.id, currentId as number);
     // A deleted or archived channel is no destination: reporting is off until one is set.
     if (!moderation || moderation.is_archived === 1) throw noModerationChannel();
-    const reported = await usersStore.getUserById(db, realm.id, message.sender_id);
-    const bot = await notificationBot(ctx, work, realm);
+    const reported = await usersStore.getUserById(db, me.realm.id, message.sender_id);
+    const bot = await notificationBot(ctx, work, me.realm);
     await sendInternalChannelMessage(
       ctx,
       work,
-      realm,
+      me.realm,
       bot,
       moderation,
       reportTopic(reported!),
       reportContent({
-        reporter: user,
+        reporter: me.user,
         reported: reported!,
         reportType: p.reportType,
         description,

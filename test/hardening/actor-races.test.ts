@@ -463,6 +463,41 @@ test("a member made a guest while saving a draft to a public channel they are no
   assert.equal(drafts.length, saved.status === 200 ? 1 : 0);
 });
 
+test('a user renamed while reporting a message: the report names them as they were when it was posted', async () => {
+  const reporter = t.fx.member2;
+  const configured = await t
+    .as(t.fx.owner)
+    .patch('/realm', { moderation_request_channel_id: t.fx.channels.private.id });
+  assert.equal(configured.status, 200, configured.text);
+  const id = await sendToChannel(t, t.fx.member, t.fx.channels.general, 'lunch', 'buy now');
+  // The owner reads the moderation channel, and sees the reporter renamed.
+  const owner = t.as(t.fx.owner);
+  const queue = await registerQueue(owner, {
+    event_types: ['realm_user', 'message'],
+    apply_markdown: false,
+  });
+  const renamed = 'Renamed Reporter';
+  const [rename, report] = await Promise.all([
+    send(reporter, 'PATCH', '/settings', { full_name: renamed }),
+    send(reporter, 'POST', `/messages/${id}/report`, { report_type: 'spam', description: '' }),
+  ]);
+  assert.equal(rename.status, 200, rename.text);
+  assert.deepEqual(report.body, SUCCESS);
+  const events = await drainEvents(t.ctx, owner, queue.queue_id, queue.last_event_id);
+  const renameAt = events.findIndex(
+    (e) =>
+      e.type === 'realm_user' &&
+      (e.person as { user_id?: number; full_name?: string }).user_id === reporter.id &&
+      (e.person as { full_name?: string }).full_name === renamed,
+  );
+  const reportAt = events.findIndex((e) => e.type === 'message');
+  assert.notEqual(renameAt, -1, JSON.stringify(events));
+  assert.notEqual(reportAt, -1, JSON.stringify(events));
+  const name = reportAt < renameAt ? reporter.full_name : renamed;
+  const content = (events[reportAt].message as { content: string }).content;
+  assert.ok(content.startsWith(`@_**${name}|${reporter.id}** reported`), content);
+});
+
 test('a moderator made a member while moving a message past the time limit: never moved by a member', async () => {
   const moderator = t.fx.moderator;
   const limited = await t
