@@ -54,7 +54,6 @@ export async function deleteTopic(
 ): Promise<{ complete: boolean }> {
   checkAdmin(actor);
   const { channel } = await accessChannelById(ctx, actor, channelId, { content: true });
-  const topic = normalizeTopic(topicName, realmMessageSettings(actor.realm).emptyTopicName);
   const deadline = unixNow(ctx.clock) + DELETE_TOPIC_BUDGET_SECONDS;
   for (;;) {
     const more = await withTransaction(ctx, actor.realm.id, async (work) => {
@@ -62,6 +61,8 @@ export async function deleteTopic(
       const me = await accessCurrentAdmin(work.db, actor);
       const current = (await loadChannelAccessById(work.db, me, channel.id, { content: true }))
         .channel;
+      // Named as the organization names the empty topic now.
+      const topic = normalizeTopic(topicName, realmMessageSettings(me.realm).emptyTopicName);
       const batch = await messagesStore.listTopicMessages(work.db, current.id, topic, {
         onlyWithRowOf: current.history_public_to_subscribers === 1 ? undefined : me.user.id,
         newestFirst: true,

@@ -55,15 +55,21 @@ async function findChannel(
   return channel;
 }
 
+/** The topic a client named, the empty topic's display name standing for the empty topic. */
+function topicNamed(me: Actor, named: string): string {
+  return normalizeTopic(named, realmMessageSettings(me.realm).emptyTopicName);
+}
+
 export async function setTopicVisibility(
   ctx: AppContext,
   actor: Actor,
   params: SetTopicVisibilityParams,
 ): Promise<void> {
-  const topic = normalizeTopic(params.topic, realmMessageSettings(actor.realm).emptyTopicName);
   await withTransaction(ctx, actor.realm.id, async (work) => {
-    // Access to the channel is decided by the actor's role as it is now.
+    // Access to the channel is decided by the actor's role as it is now, and the empty
+    // topic's display name by the organization's settings as they are now.
     const me = await accessCurrentActor(work.db, actor);
+    const topic = topicNamed(me, params.topic);
     const channel = await findChannel(
       work.db,
       me,
@@ -88,7 +94,6 @@ export async function muteTopic(
       parameters: 'stream_id, stream',
     });
   }
-  const topic = normalizeTopic(params.topic, realmMessageSettings(actor.realm).emptyTopicName);
   const ref = { id: params.streamId, name: params.stream };
   const adding = params.op === 'add';
   const notFound = !adding
@@ -98,6 +103,7 @@ export async function muteTopic(
       : () => invalidChannelName(ref.name!);
   await withTransaction(ctx, actor.realm.id, async (work) => {
     const me = await accessCurrentActor(work.db, actor);
+    const topic = topicNamed(me, params.topic);
     const channel = await findChannel(work.db, me, ref, adding, notFound);
     const policy = adding ? VISIBILITY_POLICY.muted : VISIBILITY_POLICY.inherit;
     await doSetTopicVisibility(ctx, work, me, channel, topic, policy);
