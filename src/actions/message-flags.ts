@@ -10,7 +10,6 @@ import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { badRequest } from '../lib/errors.ts';
 import { EDITABLE_FLAGS, FLAG_BITS, KNOWN_FLAGS, type FlagName } from '../lib/message-flags.ts';
-import { normalizeTopic } from '../lib/messages.ts';
 import { HISTORICAL_FLAGS } from '../lib/presenters/messages.ts';
 import { topicPolicyKey, unreadMessageDetails } from '../lib/unreads.ts';
 import * as channelsStore from '../store/channels.ts';
@@ -22,7 +21,7 @@ import * as userTopicsStore from '../store/user-topics.ts';
 import { loadChannelAccessById } from './channel-access.ts';
 import { filterReadableMessages, invalidMessage } from './message-access.ts';
 import { findAnchoredRange, resolveNarrow } from './message-fetch.ts';
-import { realmMessageSettings } from './message-present.ts';
+import { topicNamedIn } from './message-present.ts';
 import { accessCurrentActor } from './permissions.ts';
 import type { GenericEvent } from '../events/types.ts';
 import { withTransaction, type Work } from './transaction.ts';
@@ -306,7 +305,7 @@ export async function markChannelAsRead(
     });
     let topic: string | undefined;
     if (topicName !== undefined) {
-      topic = normalizeTopic(topicName, realmMessageSettings(me.realm).emptyTopicName);
+      topic = topicNamedIn(me.realm, topicName);
       const mine = await messagesStore.listTopicMessages(work.db, channel.id, topic, {
         onlyWithRowOf: me.user.id,
         limit: 1,

@@ -3,6 +3,7 @@
 import type { AppContext } from '../context.ts';
 import { emptyTopicDisplayName } from '../lib/event-client.ts';
 import { renderTopicLinks } from '../lib/markdown/index.ts';
+import { normalizeTopic } from '../lib/messages.ts';
 import {
   presentFlags,
   presentMessage,
@@ -40,6 +41,11 @@ export function realmMessageSettings(realm: RealmRow): {
     editHistoryPolicy: s.message_edit_history_visibility_policy as EditHistoryPolicy,
     topicsPolicy: String(s.topics_policy),
   };
+}
+
+/** The topic a client named: the organization's display name for the empty topic stands for it. */
+export function topicNamedIn(realm: RealmRow, named: string): string {
+  return normalizeTopic(named, realmMessageSettings(realm).emptyTopicName);
 }
 
 /**

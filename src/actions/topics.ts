@@ -1,12 +1,11 @@
 // Topics of a channel: listing them, and deleting one (every message in it).
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
-import { normalizeTopic } from '../lib/messages.ts';
 import { unixNow } from '../infra/clock.ts';
 import * as messagesStore from '../store/messages.ts';
 import { accessChannelById, loadChannelAccessById } from './channel-access.ts';
 import { doDeleteMessages } from './message-delete.ts';
-import { realmMessageSettings } from './message-present.ts';
+import { realmMessageSettings, topicNamedIn } from './message-present.ts';
 import { accessCurrentAdmin, checkAdmin } from './permissions.ts';
 import { withTransaction } from './transaction.ts';
 
@@ -62,7 +61,7 @@ export async function deleteTopic(
       const current = (await loadChannelAccessById(work.db, me, channel.id, { content: true }))
         .channel;
       // Named as the organization names the empty topic now.
-      const topic = normalizeTopic(topicName, realmMessageSettings(me.realm).emptyTopicName);
+      const topic = topicNamedIn(me.realm, topicName);
       const batch = await messagesStore.listTopicMessages(work.db, current.id, topic, {
         onlyWithRowOf: current.history_public_to_subscribers === 1 ? undefined : me.user.id,
         newestFirst: true,

@@ -6,8 +6,6 @@
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { badRequest } from '../lib/errors.ts';
-import { emptyTopicDisplayName } from '../lib/event-client.ts';
-import { normalizeTopic } from '../lib/messages.ts';
 import { readRealmSettings } from '../lib/realm-settings.ts';
 import { readUserSettings } from '../lib/user-settings.ts';
 import { unixNow } from '../infra/clock.ts';
@@ -20,6 +18,7 @@ import { loadChannelAccessById } from './channel-access.ts';
 import { accessMessage } from './message-access.ts';
 import { checkContentEditable } from './message-edit.ts';
 import { checkCanPost } from './message-destinations.ts';
+import { topicNamedIn } from './message-present.ts';
 import { emitNow } from './transaction.ts';
 import { canAccessUser, isUserId } from './user-access.ts';
 
@@ -93,11 +92,7 @@ export async function doSendTyping(
       content: true,
     });
     await checkCanPost(ctx.db, actor.user, channel);
-    const realmSettings = readRealmSettings(actor.realm.settings);
-    const topic = normalizeTopic(
-      params.topic,
-      emptyTopicDisplayName(realmSettings.empty_topic_display_name),
-    );
+    const topic = topicNamedIn(actor.realm, params.topic);
     await emitNow(
       ctx,
       {

@@ -8,7 +8,6 @@
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { badRequest, type JsonableError } from '../lib/errors.ts';
-import { normalizeTopic } from '../lib/messages.ts';
 import { presentMutedTopics, presentUserTopic } from '../lib/presenters/user-topics.ts';
 import { unixNow } from '../infra/clock.ts';
 import * as channelsStore from '../store/channels.ts';
@@ -16,7 +15,7 @@ import type { Q } from '../store/db.ts';
 import type { ChannelRow } from '../store/schema.ts';
 import * as userTopicsStore from '../store/user-topics.ts';
 import { getChannelAccess, invalidChannelId, invalidChannelName } from './channel-access.ts';
-import { realmMessageSettings } from './message-present.ts';
+import { topicNamedIn } from './message-present.ts';
 import { accessCurrentActor } from './permissions.ts';
 import { withTransaction, type Work } from './transaction.ts';
 
@@ -55,11 +54,6 @@ async function findChannel(
   return channel;
 }
 
-/** The topic a client named, the empty topic's display name standing for the empty topic. */
-function topicNamed(me: Actor, named: string): string {
-  return normalizeTopic(named, realmMessageSettings(me.realm).emptyTopicName);
-}
-
 export async function setTopicVisibility(
   ctx: AppContext,
   actor: Actor,
@@ -69,7 +63,7 @@ export async function setTopicVisibility(
     // Access to the channel is decided by the actor's role as it is now, and the empty
     // topic's display name by the organization's settings as they are now.
     const me = await accessCurrentActor(work.db, actor);
-    const topic = topicNamed(me, params.topic);
+    const topic = topicNamedIn(me.realm, params.topic);
     const channel = await findChannel(
       work.db,
       me,
@@ -103,7 +97,7 @@ export async function muteTopic(
       : () => invalidChannelName(ref.name!);
   await withTransaction(ctx, actor.realm.id, async (work) => {
     const me = await accessCurrentActor(work.db, actor);
-    const topic = topicNamed(me, params.topic);
+    const topic = topicNamedIn(me.realm, params.topic);
     const channel = await findChannel(work.db, me, ref, adding, notFound);
     const policy = adding ? VISIBILITY_POLICY.muted : VISIBILITY_POLICY.inherit;
     await doSetTopicVisibility(ctx, work, me, channel, topic, policy);
