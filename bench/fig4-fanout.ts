@@ -121,7 +121,8 @@ export async function fanoutRound(
  * users, so a send to it reaches exactly those queues. Each channel has one earlier
  * message: a channel's first message is also announced to everyone who can see the
  * channel (its first_message_id), a second notice to every queue that only the first
- * measured K = 10,000 round paid, 37-65 ms of its send's task (docs/performance.md, item 4).
+ * measured K = 10,000 round paid, 37-65 ms of its send's task (docs/performance-history.md,
+ * item 4).
  */
 export async function fanoutFixture(
   sizes: number[],

@@ -4,7 +4,7 @@
 // pragmas and SQLite's own checkpoints. The other figures run on nearly empty tables, where
 // a send's rows fill a few pages; here each member's new row lands on a page of its own in
 // every table ordered by user, so the WAL fills a thousand times faster and where
-// checkpoints run decides much of a send's time (docs/performance.md, session 23).
+// checkpoints run decides much of a send's time (docs/performance-history.md, session 23).
 // No target: the issue names none. It records the ratio and the medians, and of a second
 // floor that never checkpoints (the rows alone, what no server can keep up for long).
 import { join } from 'node:path';

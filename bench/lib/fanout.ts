@@ -83,7 +83,7 @@ export interface Collected {
  * after the last answer: run as each answer came, they parsed Parley's answers (the floor's
  * are not parsed) on the event loop that stamps the next ones, and a K = 1,000 round's last
  * answer was stamped up to 35 ms after the server had written it, where the floor's came
- * within a millisecond (docs/performance.md, session 26).
+ * within a millisecond (docs/performance-history.md, session 26).
  */
 export async function collect(
   polls: Array<Promise<Resp>>,

@@ -13,7 +13,7 @@
 // alone even under load. A commit is a large part of a small change's cost, with or
 // without a sync (a fifth of a send's CPU): the WAL gets every page the transaction touched
 // (the same index pages for every message of a batch) and, each 1,000 pages, a checkpoint
-// (docs/performance.md, session 8).
+// (docs/performance-history.md, session 8).
 //
 // With synchronous FULL the commit's sync is made after the COMMIT, off the serving thread
 // (store/wal-sync.ts), which reads and parses other requests meanwhile. The batch is

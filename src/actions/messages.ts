@@ -202,7 +202,7 @@ export async function sendInternalDirectMessage(
 /**
  * Delivery rows written between two turns of the event loop in a large send. 2,000 took
  * 3-10 ms a chunk on a 2-core machine; with a young-generation collection in the same turn
- * that came near the 20 ms the fan-out benchmark allows a stall (docs/performance.md).
+ * that came near the 20 ms the fan-out benchmark allows a stall (docs/performance-history.md).
  */
 const ROWS_PER_TURN = 1000;
 
@@ -351,7 +351,7 @@ async function planMessage(
 /**
  * The planned message's delivery rows, once it has its id. Made from the flags map without
  * its entries as arrays: a send to 10,000 made 10,000 of them, and their iterator results,
- * about 1.5 MB more for a collection inside the send to copy (docs/performance.md, item 4).
+ * about 1.5 MB more for a collection inside the send to copy (docs/performance-history.md, item 4).
  */
 function userMessageRows(plan: PlannedMessage, messageId: number): messagesStore.UserMessageRow[] {
   const rows: messagesStore.UserMessageRow[] = [];

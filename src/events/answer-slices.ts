@@ -6,14 +6,14 @@
 /**
  * How long one macrotask may answer parked polls (ms), whatever the number of answers that
  * takes: 256 answers took 4.5 ms on a fast machine and 10 ms on a slow one, where the loop
- * stalled for that long plus any collection inside it (docs/performance.md, item 4).
+ * stalled for that long plus any collection inside it (docs/performance-history.md, item 4).
  */
 const ANSWER_SLICE_MS = 5;
 /**
  * A fan-out whose parked polls the recent pace says can all be answered within this (ms),
  * with nothing else still to offer, is answered in one macrotask instead: slices put Node's
  * finishing of the earlier answers (their `finish`, `close` and keep-alive timers) before
- * the last ones, 1-2 ms of a 1,000-poll fan-out's 18-20 (docs/performance.md, item 4). The
+ * the last ones, 1-2 ms of a 1,000-poll fan-out's 18-20 (docs/performance-history.md, item 4). The
  * loop stalls no longer than the 10,000-poll fan-outs' bound on loop delay, 20 ms.
  */
 const ANSWER_WHOLE_MS = 20;

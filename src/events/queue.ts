@@ -76,7 +76,7 @@ export class Queue {
       seq === undefined ? { id: this.nextId++, event } : { id: this.nextId++, event, seq };
     // An empty queue's first event gets an array of one: a push would grow it to room for 17,
     // kept until the client acknowledges, so 10,000 queues offered one message kept 1.2 MB
-    // more for the young-generation collections to copy (docs/performance.md, item 4).
+    // more for the young-generation collections to copy (docs/performance-history.md, item 4).
     if (this.events.length === 0) this.events = [queued];
     else this.events.push(queued);
   }

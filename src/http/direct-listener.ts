@@ -284,10 +284,10 @@ const KEEP_ALIVE_MARGIN_MS = 1000;
  * timer for its keep-alive timeout after every answer (a timer object and a bound function)
  * and clears it when the connection's next request comes: a fan-out to 10,000 parked polls
  * made 10,000 of them, which lived until each client polled again, so every scavenge during
- * the fan-out copied them, about 2 MB (docs/performance.md, session 31). Here each connection
- * has one inactivity timer (`server.setTimeout`), which its reads and writes restart; when it
- * runs out, a connection is closed unless a whole request on it awaits its answer, as a
- * parked long-poll does for up to the heartbeat interval without a byte either way.
+ * the fan-out copied them, about 2 MB (docs/performance-history.md, session 31). Here each
+ * connection has one inactivity timer (`server.setTimeout`), which its reads and writes
+ * restart; when it runs out, a connection is closed unless a whole request on it awaits its
+ * answer, as a parked long-poll does for up to the heartbeat interval without a byte either way.
  */
 function keepIdleConnections(server: Server, idleMs: number): void {
   server.keepAliveTimeout = 0;

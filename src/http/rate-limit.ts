@@ -239,7 +239,7 @@ class WindowLimiter implements RateLimiter {
   /**
    * A known client with counts in memory is admitted at once, with no promise: polls come
    * this way, one per event batch and heartbeat, and the async path cost about a tenth of
-   * the CPU per delivered event (docs/performance.md, figure 5 with limits on).
+   * the CPU per delivered event (docs/performance-history.md, figure 5 with limits on).
    */
   authenticate(
     request: LimitedRequest,

@@ -53,7 +53,7 @@ export interface IdleCollector {
  * Looked at every 25 ms while the loop works, so that the idle moment after a burst of work is
  * seen within 25-50 ms: with looks every 100 ms, a thousand polls parking ran into the look
  * after them, the collection waited for the next, and the fan-out that came 200 ms after the
- * polls met the scavenge instead in a third of figure 4's rounds (docs/performance.md,
+ * polls met the scavenge instead in a third of figure 4's rounds (docs/performance-history.md,
  * session 26). Ten times a second after an idle look. An idle loop with nothing to collect is
  * looked at less and less often, down to once in 1.6 s: an idle server woke ten times a
  * second for it, about 0.4 % of a core in all (docs/performance.md, session 25), and a burst

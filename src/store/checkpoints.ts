@@ -3,7 +3,8 @@
 // pages, on the thread that serves requests. A send to a large channel writes one delivery
 // row per member into tables ordered by user, dirtying about a page per member in each: on
 // tables with history nearly every such commit then copied thousands of pages into the
-// database and synced it, which was most of the send's time (docs/performance.md, session 23).
+// database and synced it, which was most of the send's time (docs/performance-history.md,
+// session 23).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
@@ -61,7 +62,7 @@ const DEFAULT_QUIET_INTERVAL_MS = 1_600;
 // 40 MB of 4 KB pages. The WAL starts again from its beginning only at a write after a
 // checkpoint that copied all of it, which under writes without pauses the worker seldom
 // manages: the WAL then grows to this, and the serving connection's own checkpoint, copying
-// only what the worker has not, lets it start again (docs/performance.md, session 23).
+// only what the worker has not, lets it start again (docs/performance-history.md, session 23).
 const DEFAULT_BACKSTOP_PAGES = 10_000;
 // Above the backstop's 41 MB, so that the WAL of steady writes is not cut back and grown
 // again at every restart.
@@ -70,7 +71,7 @@ const DEFAULT_WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
 // SQLite's own checkpoint size. Copying every commit within 100 ms let each commit after a
 // pause start the log again and sync the new log's header on the serving thread: 0.3-0.9 ms
-// at each send of figure 4, as long as the disk takes when it is slow (docs/performance.md,
+// at each send of figure 4, as long as the disk takes when it is slow (docs/performance-history.md,
 // session 38). Now that happens once per this many frames, or per DEFAULT_MAX_WAIT_MS.
 const DEFAULT_BATCH_FRAMES = SQLITE_AUTOCHECKPOINT_PAGES;
 // Frames waiting for a batch are synced by the worker's looks all the same (under NORMAL, as a

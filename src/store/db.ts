@@ -83,7 +83,7 @@ export function openSqlite(opts: SqliteOptions): Store {
   // Group commit runs each change in a savepoint, and SQLite keeps the first copy of every
   // page a savepoint changes in a statement journal: in a temporary file by default, written
   // through the kernel on every send. In memory it holds a few pages per change; a send cost
-  // 330-460 µs of CPU instead of 430-630 (docs/performance.md, session 9).
+  // 330-460 µs of CPU instead of 430-630 (docs/performance-history.md, session 9).
   sqlite.exec('PRAGMA temp_store = MEMORY');
   const writes = new TableWrites();
   const tracked = reusingStatements(sqlite, writes, walSync);
@@ -175,7 +175,7 @@ const sqliteByAdapter = new WeakMap<
  * to wait its turn through Kysely: on PostgreSQL, and outside a transaction while one is
  * open (a read then would see the open transaction's writes). Kysely's way to the
  * connection (its executor, the connection's mutex, two or three promise turns) cost 2.5 µs
- * a query against 1 µs for running a simple one (docs/performance.md, session 15);
+ * a query against 1 µs for running a simple one (docs/performance-history.md, session 15);
  * better-sqlite3 runs every statement synchronously, so a query run here holds the
  * connection for no longer than through Kysely.
  */

@@ -104,7 +104,7 @@ export async function insertUserMessages(db: Q, rows: UserMessageRow[]): Promise
 /**
  * On PostgreSQL any number of rows go in one statement of three array parameters: a batch of
  * sends writes hundreds, which as 200-row VALUES statements took four round trips, each
- * parsed and bound with 600 parameters (docs/performance.md, session 18).
+ * parsed and bound with 600 parameters (docs/performance-history.md, session 18).
  */
 async function insertUserMessagesFromArrays(db: Q, rows: UserMessageRow[]): Promise<void> {
   if (rows.length === 0) return;

@@ -98,7 +98,7 @@ export abstract class PollAnswer implements PollSink {
     if (!(started instanceof ParkedPoll)) return pollAnswerText(started, this.ignored);
     this.parked = started;
     // Left in place once the poll is answered, when it does nothing: taking it off cost more
-    // than the call it saves (2.5 % of a fan-out's answering; docs/performance.md, item 4).
+    // than the call it saves (2.5 % of a fan-out's answering; docs/performance-history.md, item 4).
     this.res.on('close', () => {
       if (!this.res.writableEnded) this.parked?.cancel();
     });

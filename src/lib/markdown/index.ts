@@ -42,7 +42,7 @@ export interface ParsedMarkdown {
  * links, HTML), no dot or colon that a letter follows (no fuzzy link, e-mail or emoji
  * name), and no white space at its end (trimmed by the parser). Much chat is like this, and
  * skipping the parser and the sanitizer for it took a third off a plain send's CPU
- * (docs/performance.md, session 8).
+ * (docs/performance-history.md, session 8).
  * test/lib/markdown.test.ts checks that both paths give the same result for such text.
  */
 const PLAIN_TEXT = /^[A-Za-z](?:[A-Za-z0-9 ,'?!"();/-]|[.:](?= |$))*(?<! )$/;
