@@ -154,9 +154,7 @@ export function startIdleCollector(
   let timer: NodeJS.Timeout;
   const check = (): void => {
     checks++;
-    const now = performance.eventLoopUtilization();
-    const busy = performance.eventLoopUtilization(now, last).utilization;
-    last = now;
+    const busy = performance.eventLoopUtilization(last).utilization;
     const young = youngGeneration();
     // Less in use than at the last look: V8 collected meanwhile, and all in use is new.
     growth += young.used >= usedAtLastLook ? young.used - usedAtLastLook : young.used;
@@ -170,6 +168,11 @@ export function startIdleCollector(
     }
     timer = setTimeout(check, delay);
     timer.unref();
+    // Read after the look's own work (and any collection), which is not the load the next
+    // look should see: counted, it kept an idle server's looks busy, 40 a second at 25 ms
+    // apart, about 3 % of a core, and no look ever found the loop idle enough to collect
+    // (docs/performance.md, session 45).
+    last = performance.eventLoopUtilization();
   };
   /** The delay to the next look: the shortest after a collection, twice the last if none. */
   const collectIfWorth = (young: { used: number; capacity: number }): number => {
@@ -181,8 +184,6 @@ export function startIdleCollector(
     gc({ type: 'minor' });
     collections++;
     usedAfterCollecting = usedAtLastLook = youngGeneration().used;
-    // The collection itself is not the load the next look should see.
-    last = performance.eventLoopUtilization();
     return options.intervalMs;
   };
   timer = setTimeout(check, delay);

@@ -132,6 +132,23 @@ test('idle collector: an idle loop is looked at less and less often, a busy one 
   assert.equal(collector.collections, 0);
 });
 
+test("idle collector: a look's own work is not the loop's, so an idle loop reads idle at Parley's 1 %", async (t) => {
+  // Parley's own thresholds: busy from 1 % of the time between looks, looks 25 ms apart after
+  // a busy one. A look costs more than 1 % of 25 ms (0.25 ms) on a slow machine, so counted
+  // as the loop's it made every look read busy: an idle server looked 40 times a second.
+  const collector = collectorFor({
+    intervalMs: 25,
+    busyIntervalMs: 25,
+    quietIntervalMs: 400,
+    busyBelow: 0.01,
+    minAllocatedBytes: 64 * 1024 * 1024,
+  });
+  t.after(() => collector.stop());
+  // Quiet for 1.5 s: looks after 25, 50, 100, 200, 400, 400, 400 ms, 7 (60 at 25 ms).
+  await sleep(1_500);
+  assert.ok(collector.checks <= 20, `${collector.checks} checks while quiet`);
+});
+
 test('idle collector: a busy loop is looked at again soon, so the idle moment after it is not missed', async (t) => {
   // One look a second when idle, one every 20 ms after a busy look. Every idle look collects
   // (no minimum of garbage): a collection marks the first idle look. With a minimum, V8's own
