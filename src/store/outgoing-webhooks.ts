@@ -1,5 +1,6 @@
 // Pending outgoing-webhook deliveries: enqueued with the message, claimed by the worker,
 // rescheduled after a retryable failure, deleted when finished.
+import { compiledQuery } from './compiled.ts';
 import type { Q } from './db.ts';
 import type { OutgoingWebhookDeliveryRow } from './schema.ts';
 
@@ -16,19 +17,27 @@ export async function insertDeliveries(db: Q, rows: NewDelivery[]): Promise<void
   await db.insertInto('outgoing_webhook_deliveries').values(rows).execute();
 }
 
-export async function listDueDeliveries(
-  db: Q,
-  now: number,
-  limit: number,
-): Promise<OutgoingWebhookDeliveryRow[]> {
-  return db
+/**
+ * Compiled once: the worker asks every second, on an idle server too, where building the
+ * query through Kysely each time was half of an idle server's own work (docs/performance.md,
+ * session 45).
+ */
+const dueDeliveries = compiledQuery(2, (db, now: number, limit: number) =>
+  db
     .selectFrom('outgoing_webhook_deliveries')
     .selectAll()
     .where('next_attempt_at', '<=', now)
     .orderBy('next_attempt_at')
     .orderBy('id')
-    .limit(limit)
-    .execute();
+    .limit(limit),
+);
+
+export async function listDueDeliveries(
+  db: Q,
+  now: number,
+  limit: number,
+): Promise<OutgoingWebhookDeliveryRow[]> {
+  return dueDeliveries.all(db, now, limit);
 }
 
 export async function listDeliveries(db: Q): Promise<OutgoingWebhookDeliveryRow[]> {
