@@ -66,7 +66,7 @@ export async function fanoutRound(
       return c.request('GET', pollPath(p), p.auth);
     });
     await settle(t.server);
-    await t.server.probe('reset');
+    await t.server.probe('loop-start');
     const stopProbe = withProbe ? await startLatencyProbe(t.server, 100) : null;
     if (stopProbe) await new Promise((r) => setTimeout(r, 300));
     const close = watchCpu({ server: t.server.pid, bench: process.pid });
@@ -95,7 +95,7 @@ export async function fanoutRound(
       },
       60_000,
     );
-    const after = await t.server.probe('stats');
+    const after = await t.server.probe('loop-end');
     const window = close();
     const sendResp = await sent;
     if (sendResp.status !== 200) collected.errors++;

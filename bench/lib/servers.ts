@@ -54,8 +54,11 @@ export interface Server {
   pid: number;
   port: number;
   base: string;
-  /** Ask the probe: 'stats' reads, 'reset' clears the loop histogram, 'gc' collects first. */
-  probe(op: 'stats' | 'reset' | 'gc'): Promise<ProbeStats>;
+  /**
+   * Ask the probe: 'stats' reads; 'loop-start' starts sampling the event-loop delay afresh,
+   * 'loop-end' reads and stops it; 'gc' collects first.
+   */
+  probe(op: 'stats' | 'loop-start' | 'loop-end' | 'gc'): Promise<ProbeStats>;
   /** A message for the server itself (the floor takes its canned bodies this way). */
   send(msg: Record<string, unknown>): void;
   stderr(): string;
