@@ -19,6 +19,7 @@ import {
   type CheckpointOptions,
 } from './checkpoints.ts';
 import type { DB } from './schema.ts';
+import { watchOtherCommits } from './other-commits.ts';
 import { FREEING_SQLITE_OBJECTS_ABORTS, keepForLife } from './sqlite-lifetime.ts';
 import { TableWrites, writeTarget } from './table-writes.ts';
 import { WalSync } from './wal-sync.ts';
@@ -88,21 +89,21 @@ export function openSqlite(opts: SqliteOptions): Store {
   const writes = new TableWrites();
   const tracked = reusingStatements(sqlite, writes, walSync);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: tracked }) });
-  // data_version changes when another connection (a command-line action, another process)
-  // commits; this connection's own writes are counted as their statements are prepared.
-  const dataVersion = keepForLife(sqlite.prepare('PRAGMA data_version')).pluck();
-  let seenDataVersion = dataVersion.get() as number;
+  // This connection's own writes are counted as their statements are prepared; another
+  // connection's commits (a command-line action, another process) are looked for.
+  const otherCommits = watchOtherCommits(sqlite, file);
   let otherChanges = 0;
-  // Read at most once per macrotask: the requests one turn of the event loop serves are
-  // concurrent, so another process's commit during the turn may count as after them.
+  // Looked for at most once per macrotask: the requests one turn of the event loop serves
+  // are concurrent, so another process's commit during the turn may count as after them.
   let checkedThisTurn = false;
+  const endTurn = (): void => {
+    checkedThisTurn = false;
+  };
   const checkOthers = (): void => {
     if (checkedThisTurn) return;
     checkedThisTurn = true;
-    setImmediate(() => (checkedThisTurn = false));
-    const now = dataVersion.get() as number;
-    if (now !== seenDataVersion) {
-      seenDataVersion = now;
+    setImmediate(endTurn);
+    if (otherCommits.look()) {
       otherChanges++;
       writes.noteOtherConnection();
     }
@@ -144,6 +145,7 @@ export function openSqlite(opts: SqliteOptions): Store {
       await db.destroy();
       // Kysely closes the connection only if a query of its own opened its driver.
       if (sqlite.open) sqlite.close();
+      otherCommits.close();
       walSync?.close();
     },
   };

@@ -8,7 +8,7 @@
 // no kept read can carry a count older than a write it saw. Three things make every kept
 // read stale at once: a write whose target table is not recognised, a rollback (a read
 // inside the transaction may have seen what it undid), and another connection's commit
-// (`PRAGMA data_version`, looked at once per turn of the event loop, as for the accounts
+// (other-commits.ts, looked for once per turn of the event loop, as for the accounts
 // version). SQLite here has no triggers, and the only foreign keys that act on a write to
 // another table are listed in CASCADES (a test holds the schema to it).
 
