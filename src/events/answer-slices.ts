@@ -19,14 +19,23 @@ const ANSWER_SLICE_MS = 5;
 const ANSWER_WHOLE_MS = 20;
 /** Answers a slice needs before its pace counts, so that one slow answer does not set it. */
 const PACE_SAMPLE_MIN = 32;
+/**
+ * The recent pace is the fastest of this many slices. A slice a collection or another thread
+ * slowed (a mark-compact inside one fan-out read 60-140 µs an answer against 20) is no pace to
+ * plan by, and an average of them kept the next fan-outs sliced for rounds after it
+ * (docs/performance.md, item 4, session 46). Too fast a pace costs little: a fan-out that does
+ * not fit is still cut at ANSWER_WHOLE_MS, and its rest waits for the finishing of what went
+ * before about as long as the gaps between slices would have taken.
+ */
+const PACE_SAMPLES = 4;
 
 export class AnswerSlices<T> {
   private readonly ready = new Set<T>();
   private scheduled = false;
   /** The ready set is the rest of a fan-out already being answered in slices. */
   private slicing = false;
-  /** Recent time per answer (ms), from slices of PACE_SAMPLE_MIN answers or more. */
-  private paceMs = Infinity;
+  /** Time per answer (ms) of the last PACE_SAMPLES slices of PACE_SAMPLE_MIN answers or more. */
+  private readonly paces: number[] = [];
 
   constructor(
     /** Answers one ready poll; false when it had nothing to answer with after all. */
@@ -50,10 +59,15 @@ export class AnswerSlices<T> {
     this.ready.delete(item);
   }
 
+  /** The recent time per answer (ms): Infinity until a slice has set it. */
+  private paceMs(): number {
+    return this.paces.length === 0 ? Infinity : Math.min(...this.paces);
+  }
+
   private flush(): void {
     this.scheduled = false;
     const whole =
-      !this.slicing && !this.offering() && this.ready.size * this.paceMs <= ANSWER_WHOLE_MS;
+      !this.slicing && !this.offering() && this.ready.size * this.paceMs() <= ANSWER_WHOLE_MS;
     const limitMs = whole ? ANSWER_WHOLE_MS : ANSWER_SLICE_MS;
     const started = this.clock();
     let answered = 0;
@@ -65,8 +79,8 @@ export class AnswerSlices<T> {
       if (elapsed >= limitMs) break;
     }
     if (answered >= PACE_SAMPLE_MIN) {
-      const pace = elapsed / answered;
-      this.paceMs = this.paceMs === Infinity ? pace : 0.75 * this.paceMs + 0.25 * pace;
+      if (this.paces.length === PACE_SAMPLES) this.paces.shift();
+      this.paces.push(elapsed / answered);
     }
     this.slicing = this.ready.size > 0;
     if (this.slicing) {

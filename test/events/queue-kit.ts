@@ -129,12 +129,14 @@ export function parkCosting(
   queues: EventQueues,
   ids: Array<[id: string, userId: number]>,
   clock: { now: number },
-  costMs: number,
+  /** Each answer's cost, or the cost of the nth answer (from 0) of these polls. */
+  costMs: number | ((n: number) => number),
   answered: EventsReply[],
 ): void {
+  const before = answered.length;
   const sink: PollSink = {
     answer: (reply) => {
-      clock.now += costMs;
+      clock.now += typeof costMs === 'number' ? costMs : costMs(answered.length - before);
       answered.push(reply);
     },
     fail: (err) => assert.fail(err),

@@ -120,6 +120,34 @@ test('a fan-out the recent pace fits in 20 ms is answered in one macrotask; a la
   await q.shutdown();
 });
 
+test('a fan-out slowed by a pause (a collection) leaves the next one answered in one macrotask', async () => {
+  const clock = { now: 0 };
+  const q = new EventQueues({ ...env(), sliceClock: () => clock.now });
+  const users = Array.from({ length: 150 }, (_, i) => 1000 + i);
+  const fanOut = async (n: number, costMs: number | ((i: number) => number)): Promise<number[]> => {
+    const answered: EventsReply[] = [];
+    const polls = users
+      .slice(0, n)
+      .map((user): [string, number] => [open(q, client(), user), user]);
+    parkCosting(q, polls, clock, costMs, answered);
+    q.deliver([notice({ type: 'alert_words', alert_words: [] }, users.slice(0, n))]);
+    const counts = [];
+    while (answered.length < n) {
+      await nextTurn();
+      counts.push(answered.length);
+    }
+    return counts;
+  };
+  // Slices of 40 set the pace: 0.125 ms an answer.
+  assert.deepEqual(await fanOut(100, 0.125), [40, 80, 100]);
+  // 150 at that pace fit in 18.75 ms, but the 41st answer meets a 14 ms pause: the macrotask
+  // stops at 20 ms, after 49 answers (0.41 ms each), and slices answer the rest.
+  assert.deepEqual(await fanOut(150, (i) => (i === 40 ? 14 : 0.125)), [49, 89, 129, 150]);
+  // The pause is not the pace: the next 150 go in one macrotask.
+  assert.deepEqual(await fanOut(150, 0.125), [150]);
+  await q.shutdown();
+});
+
 test('a queue over its cap is dropped; its parked poll fails with BAD_EVENT_QUEUE_ID', async () => {
   const q = new EventQueues(env({ maxEventsPerQueue: 3 }));
   const id = open(q, client());
