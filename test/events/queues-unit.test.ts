@@ -92,39 +92,16 @@ test('parked polls are answered in slices of 5 ms, however many answers that is'
   );
 });
 
-test('a fan-out the recent pace fits in 20 ms is answered in one macrotask; a larger one in slices', async () => {
-  const clock = { now: 0 };
-  const q = new EventQueues({ ...env(), sliceClock: () => clock.now });
-  const users = Array.from({ length: 300 }, (_, i) => 1000 + i);
-  /** Park a new poll for each of n users (0.125 ms an answer), send them one event, count per macrotask. */
-  const fanOut = async (n: number): Promise<number[]> => {
-    const answered: EventsReply[] = [];
-    const polls = users
-      .slice(0, n)
-      .map((user): [string, number] => [open(q, client(), user), user]);
-    parkCosting(q, polls, clock, 0.125, answered);
-    q.deliver([notice({ type: 'alert_words', alert_words: [] }, users.slice(0, n))]);
-    const counts = [];
-    while (answered.length < n) {
-      await nextTurn();
-      counts.push(answered.length);
-    }
-    return counts;
-  };
-  // No pace known yet: slices of 5 ms, 40 answers each, which set the pace (0.125 ms).
-  assert.deepEqual(await fanOut(100), [40, 80, 100]);
-  // 100 answers at that pace take 12.5 ms: one macrotask.
-  assert.deepEqual(await fanOut(100), [100]);
-  // 300 would take 37.5 ms: slices, the last ones too, though 100 fit by then.
-  assert.deepEqual(await fanOut(300), [40, 80, 120, 160, 200, 240, 280, 300]);
-  await q.shutdown();
-});
-
-test('a fan-out slowed by a pause (a collection) leaves the next one answered in one macrotask', async () => {
-  const clock = { now: 0 };
-  const q = new EventQueues({ ...env(), sliceClock: () => clock.now });
-  const users = Array.from({ length: 150 }, (_, i) => 1000 + i);
-  const fanOut = async (n: number, costMs: number | ((i: number) => number)): Promise<number[]> => {
+/**
+ * Fan-outs on one set of queues, timed by clock: each parks a new poll for each of the first
+ * n users, sends them one event, and counts the answers after each macrotask.
+ */
+function fanOuts(
+  q: EventQueues,
+  clock: { now: number },
+  users: number[],
+): (n: number, costMs: number | ((i: number) => number)) => Promise<number[]> {
+  return async (n, costMs) => {
     const answered: EventsReply[] = [];
     const polls = users
       .slice(0, n)
@@ -138,6 +115,33 @@ test('a fan-out slowed by a pause (a collection) leaves the next one answered in
     }
     return counts;
   };
+}
+
+test('a fan-out the recent pace fits in 20 ms is answered in one macrotask; a larger one in slices', async () => {
+  const clock = { now: 0 };
+  const q = new EventQueues({ ...env(), sliceClock: () => clock.now });
+  const fanOut = fanOuts(
+    q,
+    clock,
+    Array.from({ length: 300 }, (_, i) => 1000 + i),
+  );
+  // No pace known yet: slices of 5 ms, 40 answers each, which set the pace (0.125 ms).
+  assert.deepEqual(await fanOut(100, 0.125), [40, 80, 100]);
+  // 100 answers at that pace take 12.5 ms: one macrotask.
+  assert.deepEqual(await fanOut(100, 0.125), [100]);
+  // 300 would take 37.5 ms: slices, the last ones too, though 100 fit by then.
+  assert.deepEqual(await fanOut(300, 0.125), [40, 80, 120, 160, 200, 240, 280, 300]);
+  await q.shutdown();
+});
+
+test('a fan-out slowed by a pause (a collection) leaves the next one answered in one macrotask', async () => {
+  const clock = { now: 0 };
+  const q = new EventQueues({ ...env(), sliceClock: () => clock.now });
+  const fanOut = fanOuts(
+    q,
+    clock,
+    Array.from({ length: 150 }, (_, i) => 1000 + i),
+  );
   // Slices of 40 set the pace: 0.125 ms an answer.
   assert.deepEqual(await fanOut(100, 0.125), [40, 80, 100]);
   // 150 at that pace fit in 18.75 ms, but the 41st answer meets a 14 ms pause: the macrotask
