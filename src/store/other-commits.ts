@@ -39,13 +39,10 @@ export function watchOtherCommits(sqlite: SQLite.Database, file: string | null):
   let seenVersion = dataVersion.get() as number;
   return {
     look() {
+      if (shm !== null && !readHeader(shm, header)) shm = closeShm(shm);
       if (shm !== null) {
-        if (!readHeader(shm, header)) {
-          shm = closeShm(shm);
-        } else {
-          if (header.equals(lastHeader)) return false;
-          header.copy(lastHeader);
-        }
+        if (header.equals(lastHeader)) return false;
+        header.copy(lastHeader);
       }
       const now = dataVersion.get() as number;
       if (now === seenVersion) return false;

@@ -6,28 +6,44 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { watchOtherCommits } from '../../src/store/other-commits.ts';
+import { watchOtherCommits, type OtherCommits } from '../../src/store/other-commits.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'parley-other-commits-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 let files = 0;
-function openPair(journalMode = 'WAL'): {
-  file: string;
+
+interface Pair {
+  /** The server's connection, watched. */
   own: SQLite.Database;
+  /** Another connection to the same file (a command-line action, another process). */
   other: SQLite.Database;
-} {
+  commits: OtherCommits;
+}
+
+/** Two connections to a new file in journalMode, the first watched; all closed afterwards. */
+function withPair(
+  run: (pair: Pair) => void,
+  { journalMode = 'WAL', leftoverShm = false } = {},
+): void {
   const file = join(dir, `db-${++files}.sqlite3`);
   const own = new SQLite(file);
   own.exec(`PRAGMA journal_mode = ${journalMode}`);
   own.exec('CREATE TABLE t (x INTEGER)');
-  return { file, own, other: new SQLite(file) };
+  const other = new SQLite(file);
+  if (leftoverShm) writeFileSync(`${file}-shm`, Buffer.alloc(32 * 1024));
+  const commits = watchOtherCommits(own, file);
+  try {
+    run({ own, other, commits });
+  } finally {
+    commits.close();
+    other.close();
+    own.close();
+  }
 }
 
 test("this connection's commits are not another's; each of another's is seen once", () => {
-  const { file, own, other } = openPair();
-  const commits = watchOtherCommits(own, file);
-  try {
+  withPair(({ own, other, commits }) => {
     assert.equal(commits.look(), false, 'nothing committed');
     own.exec('INSERT INTO t VALUES (1)');
     assert.equal(commits.look(), false, 'its own commit');
@@ -45,33 +61,21 @@ test("this connection's commits are not another's; each of another's is seen onc
       seen,
       Array.from({ length: 40 }, (_, i) => i % 2 === 0),
     );
-  } finally {
-    commits.close();
-    other.close();
-    own.close();
-  }
+  });
 });
 
 test("another's commit right after this connection's own, before a look, is seen", () => {
-  const { file, own, other } = openPair();
-  const commits = watchOtherCommits(own, file);
-  try {
+  withPair(({ own, other, commits }) => {
     own.exec('INSERT INTO t VALUES (1)');
     other.exec('INSERT INTO t VALUES (2)');
     own.exec('INSERT INTO t VALUES (3)');
     assert.equal(commits.look(), true);
     assert.equal(commits.look(), false);
-  } finally {
-    commits.close();
-    other.close();
-    own.close();
-  }
+  });
 });
 
 test('commits after a checkpoint has emptied the WAL and the log has started again are seen', () => {
-  const { file, own, other } = openPair();
-  const commits = watchOtherCommits(own, file);
-  try {
+  withPair(({ own, other, commits }) => {
     other.exec('INSERT INTO t VALUES (1)');
     assert.equal(commits.look(), true);
     other.exec('PRAGMA wal_checkpoint(TRUNCATE)');
@@ -85,28 +89,20 @@ test('commits after a checkpoint has emptied the WAL and the log has started aga
     assert.equal(commits.look(), false, 'its own first commit of a new log');
     other.exec('INSERT INTO t VALUES (4)');
     assert.equal(commits.look(), true);
-  } finally {
-    commits.close();
-    other.close();
-    own.close();
-  }
+  });
 });
 
 test('outside WAL mode a leftover -shm file is not read, and commits are still seen', () => {
-  const { file, own, other } = openPair('DELETE');
-  writeFileSync(`${file}-shm`, Buffer.alloc(32 * 1024));
-  const commits = watchOtherCommits(own, file);
-  try {
-    assert.equal(commits.look(), false);
-    other.exec('INSERT INTO t VALUES (1)');
-    assert.equal(commits.look(), true);
-    own.exec('INSERT INTO t VALUES (2)');
-    assert.equal(commits.look(), false);
-  } finally {
-    commits.close();
-    other.close();
-    own.close();
-  }
+  withPair(
+    ({ own, other, commits }) => {
+      assert.equal(commits.look(), false);
+      other.exec('INSERT INTO t VALUES (1)');
+      assert.equal(commits.look(), true);
+      own.exec('INSERT INTO t VALUES (2)');
+      assert.equal(commits.look(), false);
+    },
+    { journalMode: 'DELETE', leftoverShm: true },
+  );
 });
 
 test('a database in memory has no other connection', () => {
