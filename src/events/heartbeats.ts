@@ -58,7 +58,15 @@ export function evenPhases(start: number): (periodMs: number) => number {
 }
 
 export class HeartbeatWheel<T> {
+  /**
+   * A slot emptied by removes stays until its tick passes: a queue polling again after each
+   * event leaves its slot and comes back to the same one (its phase fixes the slot for a
+   * whole period), and deleting the slot to make a new one was a map delete, a map insert
+   * and a Set per poll, with the map's table rebuilt every so often for the deletions.
+   */
   private readonly slots = new Map<number, Set<T>>();
+  /** Items in all slots: with none, no timer keeps the process up. */
+  private items = 0;
   private timer: NodeJS.Timeout | null = null;
   private timerTick = Infinity;
   private stopped = false;
@@ -92,18 +100,19 @@ export class HeartbeatWheel<T> {
     const due = latest - mod(latest - phaseMs, periodMs);
     const tick = Math.ceil(due / tickMs);
     const slot = this.slots.get(tick);
-    if (slot) slot.add(item);
-    else this.slots.set(tick, new Set([item]));
+    if (!slot) this.slots.set(tick, new Set([item]));
+    else if (slot.has(item)) return tick;
+    else slot.add(item);
+    this.items++;
     this.arm(tick);
     return tick;
   }
 
   /** Take an item out of its slot; one whose slot already fired is in none. */
   remove(item: T, tick: number): void {
-    const slot = this.slots.get(tick);
-    if (slot?.delete(item) && slot.size === 0) this.slots.delete(tick);
+    if (!this.slots.get(tick)?.delete(item)) return;
     // With nothing left to beat, no timer keeps the process up.
-    if (this.slots.size === 0 && this.timer) this.disarm();
+    if (--this.items === 0 && this.timer) this.disarm();
   }
 
   /** No more timers (shutdown); items stay where they are. */
@@ -135,13 +144,15 @@ export class HeartbeatWheel<T> {
     let next = Infinity;
     // Keys, not entries: this runs every tick over every slot, and an entry is an array.
     for (const tick of this.slots.keys()) {
+      const slot = this.slots.get(tick)!;
       if (tick > dueTick) {
-        next = Math.min(next, tick);
+        if (slot.size > 0) next = Math.min(next, tick);
         continue;
       }
-      const due = this.slots.get(tick)!;
       this.slots.delete(tick);
-      this.beat(due);
+      if (slot.size === 0) continue;
+      this.items -= slot.size;
+      this.beat(slot);
     }
     if (next !== Infinity) this.arm(next);
   }

@@ -89,6 +89,27 @@ test('a removed item is not beaten; removing the last one leaves no timer to fir
   assert.deepEqual(beats, []);
 });
 
+test('an item taken out and put back in its slot is beaten once; an emptied slot is not beaten', () => {
+  const w = wheel();
+  // A queue polling again after each event leaves its slot and comes back to the same one.
+  for (let i = 0; i < 3; i++) w.remove('a', w.add('a', 0));
+  assert.equal(w.add('a', 0), 50_400);
+  assert.equal(w.add('a', 0), 50_400);
+  w.remove('b', w.add('b', 450));
+  advance(1000);
+  assert.deepEqual(beats, [{ at: 100_800, items: ['a'] }]);
+  // Its slot fired: the item is in none. The wheel counted each item once, so removing the
+  // only one added since leaves it empty, and unarmed.
+  w.remove('a', 50_400);
+  const c = w.add('c', 0);
+  const cleared = mock.method(globalThis, 'clearTimeout');
+  w.remove('c', c);
+  assert.equal(cleared.mock.callCount(), 1);
+  beats = [];
+  advance(2000);
+  assert.deepEqual(beats, []);
+});
+
 test('after stop nothing is beaten, and adds arm no timer', () => {
   const w = wheel();
   w.add('a', 0);
