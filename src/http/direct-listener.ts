@@ -23,7 +23,6 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { Socket } from 'node:net';
-import { parse as parseQuery } from 'node:querystring';
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { parseParams, type JsonSchema } from '../lib/params.ts';
@@ -31,7 +30,7 @@ import { KeptValues } from '../store/kept-values.ts';
 import { authenticateBasic } from './auth.ts';
 import { errorHeaders, toClientError } from './errors.ts';
 import type { HeaderSink, LimitedRequest, RateLimiter } from './rate-limit.ts';
-import { collectQueryValues } from './request-params.ts';
+import { parseQueryValues } from './request-params.ts';
 import {
   API_PREFIX,
   isRaw,
@@ -152,10 +151,7 @@ export class DirectListener {
 
   private poll(actor: Actor, res: ServerResponse, headers: HeaderBag, query: string): void {
     try {
-      const parsed = parseParams<Record<string, unknown>>(
-        EVENTS_SCHEMA,
-        collectQueryValues(parseQuery(query)),
-      );
+      const parsed = parseParams<Record<string, unknown>>(EVENTS_SCHEMA, parseQueryValues(query));
       const poll = new ListenerPoll(res, this, headers, parsed.ignored);
       const answer = poll.start(this.ctx, actor, parsed.values);
       // A parked poll waits on its ListenerPoll alone: this function's frame is gone by then.
@@ -180,7 +176,7 @@ export class DirectListener {
     if (known !== undefined) return this.answer(res, headers, known);
     let answer: Promise<Answer>;
     try {
-      const parsed = parseRouteParams(spec, collectQueryValues(parseQuery(query)));
+      const parsed = parseRouteParams(spec, parseQueryValues(query));
       const work = async (): Promise<Answer> => {
         const result = await spec.handler({
           ctx: this.ctx,
