@@ -93,15 +93,18 @@ test('parked polls are answered in slices of 5 ms, however many answers that is'
 });
 
 /**
- * Fan-outs on one set of queues, timed by clock: each parks a new poll for each of the first
- * n users, sends them one event, and counts the answers after each macrotask.
+ * Queues for userCount users, answered on a clock the answers move, and their fan-outs: each
+ * parks a new poll for each of the first n users, sends them one event, and counts the
+ * answers after each macrotask.
  */
-function fanOuts(
-  q: EventQueues,
-  clock: { now: number },
-  users: number[],
-): (n: number, costMs: number | ((i: number) => number)) => Promise<number[]> {
-  return async (n, costMs) => {
+function fanOuts(userCount: number): {
+  q: EventQueues;
+  fanOut: (n: number, costMs: number | ((i: number) => number)) => Promise<number[]>;
+} {
+  const clock = { now: 0 };
+  const q = new EventQueues({ ...env(), sliceClock: () => clock.now });
+  const users = Array.from({ length: userCount }, (_, i) => 1000 + i);
+  const fanOut = async (n: number, costMs: number | ((i: number) => number)) => {
     const answered: EventsReply[] = [];
     const polls = users
       .slice(0, n)
@@ -115,16 +118,11 @@ function fanOuts(
     }
     return counts;
   };
+  return { q, fanOut };
 }
 
 test('a fan-out the recent pace fits in 20 ms is answered in one macrotask; a larger one in slices', async () => {
-  const clock = { now: 0 };
-  const q = new EventQueues({ ...env(), sliceClock: () => clock.now });
-  const fanOut = fanOuts(
-    q,
-    clock,
-    Array.from({ length: 300 }, (_, i) => 1000 + i),
-  );
+  const { q, fanOut } = fanOuts(300);
   // No pace known yet: slices of 5 ms, 40 answers each, which set the pace (0.125 ms).
   assert.deepEqual(await fanOut(100, 0.125), [40, 80, 100]);
   // 100 answers at that pace take 12.5 ms: one macrotask.
@@ -135,13 +133,7 @@ test('a fan-out the recent pace fits in 20 ms is answered in one macrotask; a la
 });
 
 test('a fan-out slowed by a pause (a collection) leaves the next one answered in one macrotask', async () => {
-  const clock = { now: 0 };
-  const q = new EventQueues({ ...env(), sliceClock: () => clock.now });
-  const fanOut = fanOuts(
-    q,
-    clock,
-    Array.from({ length: 150 }, (_, i) => 1000 + i),
-  );
+  const { q, fanOut } = fanOuts(150);
   // Slices of 40 set the pace: 0.125 ms an answer.
   assert.deepEqual(await fanOut(100, 0.125), [40, 80, 100]);
   // 150 at that pace fit in 18.75 ms, but the 41st answer meets a 14 ms pause: the macrotask
