@@ -41,6 +41,10 @@ interface PropertyPlan {
   /** The name and its aliases. */
   names: string[];
   required: boolean;
+  /** Taken as it comes: the schema accepts strings alone. */
+  onlyString: boolean;
+  /** An integer with no other form, so plain decimal text can be read without JSON.parse. */
+  plainInteger: boolean;
 }
 
 const NONE: string[] = [];
@@ -49,7 +53,30 @@ interface SchemaPlan {
   properties: PropertyPlan[];
   /** Every name and alias of every property. */
   names: Set<string>;
+  /** Plans for the sets of keys requests came with, by their keys joined (ShapePlan.keys). */
+  shapes: Map<string, ShapePlan | null>;
+  /** The plan the last request read through. */
+  lastShape: ShapePlan | null;
 }
+
+/**
+ * What a request with exactly these keys, in this order, needs: each property it gives or
+ * that has a default, in the schema's order, and the keys it gives that no property takes.
+ * Null when the general path must run, for the error it throws (a property given under two
+ * names, or a required one missing).
+ */
+interface ShapePlan {
+  keys: string[];
+  steps: Array<{ property: PropertyPlan; key: string | undefined }>;
+  ignored: string[];
+}
+
+/**
+ * Request shapes kept per schema; past this many all are dropped and kept afresh, so that
+ * requests with ever new keys cost the general path, never memory. A route's clients send a
+ * few shapes: every poll of GET /events names queue_id and last_event_id.
+ */
+const MAX_SHAPES = 64;
 
 /** Each schema's properties, worked out once: a route parses every request with it. */
 const plans = new WeakMap<JsonSchema, SchemaPlan>();
@@ -63,11 +90,53 @@ function planOf(schema: JsonSchema): SchemaPlan {
       propSchema,
       names: [name, ...(propSchema['x-aliases'] ?? [])],
       required: required.has(name),
+      onlyString: acceptsOnlyString(propSchema),
+      plainInteger: isPlainInteger(propSchema),
     }));
-    plan = { properties, names: new Set(properties.flatMap((p) => p.names)) };
+    plan = {
+      properties,
+      names: new Set(properties.flatMap((p) => p.names)),
+      shapes: new Map(),
+      lastShape: null,
+    };
     plans.set(schema, plan);
   }
   return plan;
+}
+
+function shapeOf(plan: SchemaPlan, keys: string[]): ShapePlan | null {
+  // Most requests of a route come with the keys of the one before (every poll of GET /events).
+  const last = plan.lastShape;
+  if (last !== null && sameKeys(last.keys, keys)) return last;
+  const signature = keys.join('\u0000');
+  let shape = plan.shapes.get(signature);
+  // Keys holding the separator could join alike: the plan is for the keys it names.
+  if (shape === undefined || (shape !== null && !sameKeys(shape.keys, keys))) {
+    shape = planShape(plan, keys);
+    if (plan.shapes.size >= MAX_SHAPES) plan.shapes.clear();
+    plan.shapes.set(signature, shape);
+  }
+  if (shape !== null) plan.lastShape = shape;
+  return shape;
+}
+
+function sameKeys(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function planShape(plan: SchemaPlan, keys: string[]): ShapePlan | null {
+  const given = new Set(keys);
+  const steps: ShapePlan['steps'] = [];
+  for (const property of plan.properties) {
+    const present = property.names.filter((n) => given.has(n));
+    if (present.length > 1) return null;
+    if (present.length === 1) steps.push({ property, key: present[0] });
+    else if (property.propSchema.default !== undefined) steps.push({ property, key: undefined });
+    else if (property.required) return null;
+  }
+  return { keys: [...keys], steps, ignored: keys.filter((k) => !plan.names.has(k)).sort() };
 }
 
 /**
@@ -75,10 +144,33 @@ function planOf(schema: JsonSchema): SchemaPlan {
  * `raw` holds each request key once; the HTTP layer rejects repeated keys before this.
  */
 export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>): ParseResult<T> {
-  const values: Record<string, unknown> = {};
   const plan = planOf(schema);
+  const shape = shapeOf(plan, Object.keys(raw));
+  if (shape === null) return parseEachProperty(schema, raw);
+  // The same values in the same order as parseEachProperty gives, and its first error.
+  const values: Record<string, unknown> = {};
+  for (const { property, key } of shape.steps) {
+    values[property.name] =
+      key === undefined
+        ? defaultValue(property.propSchema.default)
+        : parsePropertyValue(property, raw[key]);
+  }
+  return { values: values as T, ignored: shape.ignored.length === 0 ? [] : [...shape.ignored] };
+}
+
+/**
+ * Every property in turn: the path of a request that names one twice or misses one.
+ * Exported for tests, which check that parseParams answers as this does.
+ */
+export function parseEachProperty<T>(
+  schema: JsonSchema,
+  raw: Record<string, string>,
+): ParseResult<T> {
+  const plan = planOf(schema);
+  const values: Record<string, unknown> = {};
   let consumed = 0;
-  for (const { name, propSchema, names, required } of plan.properties) {
+  for (const property of plan.properties) {
+    const { name, propSchema, names, required } = property;
     const present =
       names.length === 1
         ? Object.hasOwn(raw, name)
@@ -100,20 +192,11 @@ export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>):
           var_name: name,
         });
       }
-      const fallback = propSchema.default;
-      // A list or object default is copied: the handler may change the value it gets.
-      if (fallback !== undefined) {
-        values[name] =
-          typeof fallback !== 'object' || fallback === null
-            ? fallback
-            : Array.isArray(fallback) && fallback.length === 0
-              ? []
-              : structuredClone(fallback);
-      }
+      if (propSchema.default !== undefined) values[name] = defaultValue(propSchema.default);
       continue;
     }
     consumed++;
-    values[name] = parseParamValue(name, propSchema, raw[present[0]]);
+    values[name] = parsePropertyValue(property, raw[present[0]]);
   }
   // A key is consumed when it names a property (two names of one property were refused
   // above), so only a request with more keys than that has any to list.
@@ -122,16 +205,44 @@ export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>):
   return { values: values as T, ignored };
 }
 
+/** A list or object default is copied: the handler may change the value it gets. */
+function defaultValue(fallback: unknown): unknown {
+  return typeof fallback !== 'object' || fallback === null
+    ? fallback
+    : Array.isArray(fallback) && fallback.length === 0
+      ? []
+      : structuredClone(fallback);
+}
+
+/**
+ * Decimal text of a safe integer as JSON.parse reads it (no leading zero, no sign but minus,
+ * at most 15 digits), other than "-0".
+ */
+const PLAIN_INTEGER_TEXT = /^(?:0|-?[1-9][0-9]{0,14})$/;
+
+function parsePropertyValue(property: PropertyPlan, raw: string): unknown {
+  const { name, propSchema } = property;
+  // What parseTypedValue gives such text, without JSON.parse and a trial check.
+  if (property.plainInteger && PLAIN_INTEGER_TEXT.test(raw)) {
+    return checkRange(name, propSchema, Number(raw));
+  }
+  return parseParamValue(name, propSchema, raw, property.onlyString);
+}
+
 /** Turn one raw string into a value of the schema's type. */
-export function parseParamValue(name: string, schema: JsonSchema, raw: string): unknown {
-  const value = parseTypedValue(name, schema, raw);
+export function parseParamValue(
+  name: string,
+  schema: JsonSchema,
+  raw: string,
+  onlyString = acceptsOnlyString(schema),
+): unknown {
+  const value = onlyString ? checkValue(name, schema, raw) : parseTypedValue(name, schema, raw);
   // No parameter has a use for NUL, and PostgreSQL text cannot hold it.
   if (containsNul(value)) throw typeError(`${name} must not contain null bytes`);
   return value;
 }
 
 function parseTypedValue(name: string, schema: JsonSchema, raw: string): unknown {
-  if (acceptsOnlyString(schema)) return checkValue(name, schema, raw);
   const parsed = parseJsonText(raw);
   if (parsed.ok && jsonDepth(parsed.value) > MAX_JSON_DEPTH) {
     throw typeError(`${name} is nested too deeply`);
@@ -212,6 +323,16 @@ function acceptsOnlyString(schema: JsonSchema): boolean {
   return (
     typeof schema.const === 'string' ||
     (Array.isArray(schema.enum) && schema.enum.every((e) => typeof e === 'string'))
+  );
+}
+
+/** An integer schema with no union, constant or list of values. */
+function isPlainInteger(schema: JsonSchema): boolean {
+  return (
+    schema.type === 'integer' &&
+    schema.anyOf === undefined &&
+    schema.const === undefined &&
+    schema.enum === undefined
   );
 }
 

@@ -64,6 +64,10 @@ test('random queries of awkward pieces read the same both ways', () => {
     'constructor',
     '&a=',
     '&b=',
+    // Surrogates as text, alone and paired, not escaped.
+    '\uD800',
+    '\uDC00',
+    '\uD83D\uDE00',
   );
   let seed = 47;
   const next = (n: number): number => {
