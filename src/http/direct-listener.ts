@@ -27,7 +27,7 @@ import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { parseParams, type JsonSchema } from '../lib/params.ts';
 import { KeptValues } from '../store/kept-values.ts';
-import { authenticateBasic } from './auth.ts';
+import { ConnectionActor } from './auth.ts';
 import { errorHeaders, toClientError } from './errors.ts';
 import type { HeaderSink, LimitedRequest, RateLimiter } from './rate-limit.ts';
 import { parseQueryValues } from './request-params.ts';
@@ -69,6 +69,29 @@ class HeaderBag implements HeaderSink {
   }
 }
 
+/** A connection's last plain Host header, its host name, and the actor it authenticated as. */
+class ConnectionState {
+  host = '';
+  hostname = '';
+  readonly actor = new ConnectionActor();
+  private keyUserId = -1;
+  private keyQuery = '';
+  private key = '';
+
+  /**
+   * The key of a user's kept answers for a query. The same user asks the same query again
+   * on a connection: that gives the string made last time, whose hash V8 has kept.
+   */
+  answerKey(userId: number, query: string): string {
+    if (userId !== this.keyUserId || query !== this.keyQuery) {
+      this.keyUserId = userId;
+      this.keyQuery = query;
+      this.key = `${userId}?${query}`;
+    }
+    return this.key;
+  }
+}
+
 /** Kept answers per route (a few hundred bytes each for GET /users/me), at most. */
 const KEPT_ANSWERS_LIMITS = {
   entries: 10_000,
@@ -81,6 +104,8 @@ type Answer = string | RawReply;
 
 export class DirectListener {
   private open = true;
+  /** What each connection's last request here sent and authenticated as. */
+  private readonly connections = new WeakMap<Socket, ConnectionState>();
   /** The routes taken here besides GET /events, by full path. */
   private readonly routes = new Map<string, AnyRoute>();
   /** Answers of the routes that keep them, by caller and query string. */
@@ -102,6 +127,22 @@ export class DirectListener {
     }
   }
 
+  /**
+   * The connection's state for a request with this Host header, or null when the header is
+   * not a plain one. A client sends the same Host with every request on a connection: the
+   * regular expression runs once per connection, not per request.
+   */
+  private connectionOf(socket: Socket, host: string): ConnectionState | null {
+    let conn = this.connections.get(socket);
+    if (conn?.host === host) return conn;
+    if (!PLAIN_HOST.test(host)) return null;
+    if (!conn) this.connections.set(socket, (conn = new ConnectionState()));
+    const colon = host.indexOf(':');
+    conn.host = host;
+    conn.hostname = colon < 0 ? host : host.slice(0, colon);
+    return conn;
+  }
+
   /** From now on every request goes to Fastify, which refuses new ones while the server closes. */
   close(): void {
     this.open = false;
@@ -116,7 +157,9 @@ export class DirectListener {
     const spec = path === EVENTS_PATH ? null : this.routes.get(path);
     if (spec === undefined) return false;
     const host = req.headers.host;
-    if (host === undefined || !PLAIN_HOST.test(host)) return false;
+    if (host === undefined) return false;
+    const conn = this.connectionOf(req.socket, host);
+    if (conn === null) return false;
     const length = req.headers['content-length'];
     if (req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0'))
       return false;
@@ -124,10 +167,8 @@ export class DirectListener {
     const headers = new HeaderBag();
     let actor: Actor | Promise<Actor>;
     try {
-      const colon = host.indexOf(':');
-      const hostname = colon < 0 ? host : host.slice(0, colon);
       actor = this.limiter.authenticate(new PollRequest(req), headers, () =>
-        authenticateBasic(this.ctx, req.headers.authorization, hostname),
+        conn.actor.authenticate(this.ctx, req.headers.authorization, conn.hostname),
       );
     } catch (err) {
       this.fail(res, headers, err);
@@ -135,14 +176,14 @@ export class DirectListener {
     }
     // A known client's actor comes at once: no promise, no turn of the microtask queue.
     if (!(actor instanceof Promise)) {
-      if (spec) this.run(spec, actor, req, res, headers, query);
+      if (spec) this.run(spec, actor, conn, req, res, headers, query);
       else this.poll(actor, res, headers, query);
       return true;
     }
     actor.then(
       (known) =>
         spec
-          ? this.run(spec, known, req, res, headers, query)
+          ? this.run(spec, known, conn, req, res, headers, query)
           : this.poll(known, res, headers, query),
       (err: unknown) => this.fail(res, headers, err),
     );
@@ -165,13 +206,14 @@ export class DirectListener {
   private run(
     spec: AnyRoute,
     actor: Actor,
+    conn: ConnectionState,
     req: IncomingMessage,
     res: ServerResponse,
     headers: HeaderBag,
     query: string,
   ): void {
     const kept = this.keptAnswers.get(spec);
-    const key = kept ? `${actor.user.id}?${query}` : '';
+    const key = kept ? conn.answerKey(actor.user.id, query) : '';
     const known = kept?.get(this.ctx.db, key);
     if (known !== undefined) return this.answer(res, headers, known);
     let answer: Promise<Answer>;

@@ -3,6 +3,7 @@
 // and headers as Fastify's route gives the same request (reached here through inject), every
 // error included; what the listener does not expect goes to Fastify.
 import { once } from 'node:events';
+import { Agent, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -221,6 +222,74 @@ test('other GET routes on a socket get what Fastify answers, without reaching it
     assert.equal(denied.socket.status, 401);
     assert.equal(denied.socket.headers['www-authenticate'], 'Basic realm="parley"');
   }, RATE_LIMITED));
+
+test('on one connection, each request is authenticated by its own headers', () =>
+  withServer(async (live) => {
+    const { member, admin, owner, bot } = live.t.fx;
+    // One kept-alive connection for every request below.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const ports = new Set<number | undefined>();
+    live.t.app.server.on('request', (req: IncomingMessage) => {
+      if (req.url === '/api/v1/users/me') ports.add(req.socket.remotePort);
+    });
+    const me = async (who: FixtureUser, host = HOST) => {
+      const before = live.fastifyRequests();
+      const res = await live.raw({
+        method: 'GET',
+        path: '/api/v1/users/me',
+        headers: { host, authorization: basicAuth(who.email, who.api_key) },
+        agent,
+      });
+      const body = JSON.parse(res.text) as Record<string, unknown>;
+      return { status: res.status, body, byFastify: live.fastifyRequests() > before };
+    };
+    try {
+      assert.deepEqual(await me(member), await me(member));
+      assert.equal((await me(member)).body.user_id, member.id);
+      // Another query on the connection gets its own answer.
+      const withQuery = await live.raw({
+        method: 'GET',
+        path: '/api/v1/users/me?x=1',
+        headers: { host: HOST, authorization: basicAuth(member.email, member.api_key) },
+        agent,
+      });
+      const ignored = JSON.parse(withQuery.text) as Record<string, unknown>;
+      assert.deepEqual(ignored.ignored_parameters_unsupported, ['x']);
+      assert.equal((await me(member)).body.ignored_parameters_unsupported, undefined);
+      // Another user's credential on the same connection is that user.
+      assert.equal((await me(admin)).body.user_id, admin.id);
+      assert.equal((await me(member)).body.user_id, member.id);
+      // The same credential on a host naming no organization is refused, then accepted again.
+      const elsewhere = await me(member, 'nowhere.parley.test');
+      assert.deepEqual(
+        [elsewhere.status, elsewhere.body, elsewhere.byFastify],
+        [401, { result: 'error', msg: 'Invalid API key', code: 'UNAUTHORIZED' }, false],
+      );
+      assert.equal((await me(member)).body.user_id, member.id);
+      // A host the listener leaves to Fastify, between two it answers.
+      const unusual = await me(member, '[::1]:80');
+      assert.equal(unusual.byFastify, true);
+      const again = await me(member);
+      assert.deepEqual([again.status, again.byFastify], [200, false]);
+      // A new key: the old one is refused at once on the connection that used it.
+      assert.equal((await me(bot)).body.user_id, bot.id);
+      const regenerated = await live.call(member, 'POST', `/bots/${bot.id}/api_key/regenerate`);
+      assert.equal(regenerated.status, 200, regenerated.text);
+      const stale = await me(bot);
+      assert.deepEqual([stale.status, stale.body.msg], [401, 'Invalid API key']);
+      const fresh = { ...bot, api_key: regenerated.body.api_key as string };
+      assert.equal((await me(fresh)).body.user_id, bot.id);
+      // Deactivated between two requests on the connection: the second is refused.
+      assert.equal((await me(member)).body.user_id, member.id);
+      const deactivated = await live.call(owner, 'DELETE', `/users/${member.id}`);
+      assert.equal(deactivated.status, 200, deactivated.text);
+      const gone = await me(member);
+      assert.deepEqual([gone.status, gone.body.msg], [401, 'Account is deactivated']);
+      assert.equal(ports.size, 1, 'the requests shared one connection');
+    } finally {
+      agent.destroy();
+    }
+  }));
 
 test('a route with a path parameter, or an anonymous one, goes to Fastify', () =>
   withServer(async (live) => {

@@ -1,7 +1,7 @@
 // A test app listening on a real socket, for what `inject` cannot reach: long-polls that
 // park, clients that disconnect, and plain GETs answered by http/direct-listener.ts before
 // Fastify sees the request.
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildTestApp, type TestApp, type TestAppOptions } from './app.ts';
 import { basicAuth, encodeParams } from './client.ts';
@@ -13,6 +13,8 @@ export interface RawRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+  /** The agent whose connections to use (node's global one by default). */
+  agent?: Agent;
 }
 
 export interface RawResponse {
@@ -87,6 +89,7 @@ export function rawRequest(port: number, req: RawRequest): Promise<RawResponse> 
         port,
         method: req.method,
         path: req.path,
+        agent: req.agent,
         // Node sends no length for a GET body by itself.
         headers: {
           ...req.headers,
