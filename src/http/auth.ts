@@ -167,10 +167,10 @@ export function authenticateBasic(
  * version only, and only after a success.
  */
 export class ConnectionActor {
-  private authorization = '';
-  private hostname = '';
-  private version = -1;
-  private actor: Actor | null = null;
+  private knownAuthorization = '';
+  private knownHostname = '';
+  private knownVersion = -1;
+  private knownActor: Actor | null = null;
 
   authenticate(
     ctx: AppContext,
@@ -179,19 +179,19 @@ export class ConnectionActor {
   ): Actor | Promise<Actor> {
     const version = ctx.store.accountsVersion();
     if (
-      version === this.version &&
-      authorization === this.authorization &&
-      hostname === this.hostname &&
-      this.actor !== null
+      version === this.knownVersion &&
+      authorization === this.knownAuthorization &&
+      hostname === this.knownHostname &&
+      this.knownActor !== null
     )
-      return this.actor;
+      return this.knownActor;
     const actor = authenticateBasic(ctx, authorization, hostname);
     // Known at once, so at this version: no other work ran in between.
     if (typeof version === 'number' && authorization !== undefined && !(actor instanceof Promise)) {
-      this.authorization = authorization;
-      this.hostname = hostname;
-      this.version = version;
-      this.actor = actor;
+      this.knownAuthorization = authorization;
+      this.knownHostname = hostname;
+      this.knownVersion = version;
+      this.knownActor = actor;
     }
     return actor;
   }

@@ -69,11 +69,13 @@ class HeaderBag implements HeaderSink {
   }
 }
 
-/** A connection's last plain Host header, its host name, and the actor it authenticated as. */
-class ConnectionState {
+/**
+ * A connection's last plain Host header, its host name, and the actor it authenticated as;
+ * one object, since a parked poll keeps its connection's.
+ */
+class ConnectionState extends ConnectionActor {
   host = '';
   hostname = '';
-  readonly actor = new ConnectionActor();
   private keyUserId = -1;
   private keyQuery = '';
   private key = '';
@@ -168,7 +170,7 @@ export class DirectListener {
     let actor: Actor | Promise<Actor>;
     try {
       actor = this.limiter.authenticate(new PollRequest(req), headers, () =>
-        conn.actor.authenticate(this.ctx, req.headers.authorization, conn.hostname),
+        conn.authenticate(this.ctx, req.headers.authorization, conn.hostname),
       );
     } catch (err) {
       this.fail(res, headers, err);
