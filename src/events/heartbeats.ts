@@ -71,6 +71,13 @@ export class HeartbeatWheel<T> {
   private timerTick = Infinity;
   private stopped = false;
   private readonly timing: ReturnType<typeof heartbeatTiming>;
+  /**
+   * Where ticks are counted from: a multiple of both the period and the tick, so phases and
+   * slots fall where they would counted from 1970. Ticks since 1970 (1.4e10 of 125 ms) are
+   * beyond V8's small integers, so each was a heap number, allocated for every park and
+   * hashed as a double in the slot map; ticks since the wheel's start stay small for years.
+   */
+  private readonly originMs: number;
 
   constructor(
     config: Pick<QueueConfig, 'heartbeatMinMs' | 'heartbeatJitterMs'>,
@@ -79,6 +86,8 @@ export class HeartbeatWheel<T> {
     private readonly beat: (due: Set<T>) => void,
   ) {
     this.timing = heartbeatTiming(config);
+    const cycle = this.timing.periodMs * this.timing.tickMs;
+    this.originMs = Math.floor(now() / cycle) * cycle;
   }
 
   /** The heartbeat period: a queue's phase is an offset within it (evenPhases). */
@@ -92,11 +101,11 @@ export class HeartbeatWheel<T> {
    * their heartbeats spread over a whole period instead of one jitter window, and a quiet
    * queue gets one heartbeat per period. The heartbeat is the latest slot of the queue's
    * phase no later than interval + jitter after the park, so never later than before.
-   * Returns the tick the item was put in, for remove.
+   * Returns the tick the item was put in (counted from the wheel's origin), for remove.
    */
   add(item: T, phaseMs: number): number {
     const { latestMs, periodMs, tickMs } = this.timing;
-    const latest = this.now() + latestMs - tickMs;
+    const latest = this.now() - this.originMs + latestMs - tickMs;
     const due = latest - mod(latest - phaseMs, periodMs);
     const tick = Math.ceil(due / tickMs);
     const slot = this.slots.get(tick);
@@ -133,7 +142,7 @@ export class HeartbeatWheel<T> {
     this.timerTick = tick;
     this.timer = setTimeout(
       () => this.fire(tick),
-      Math.max(0, tick * this.timing.tickMs - this.now()),
+      Math.max(0, tick * this.timing.tickMs + this.originMs - this.now()),
     );
   }
 

@@ -48,12 +48,33 @@ test('an item is beaten at the latest slot of its phase no later than the interv
   const w = wheel();
   assert.equal(w.periodMs, 900);
   // Phase 0: slots at multiples of 900 ms; the latest one up to 100,000 + 998 is 100,800.
+  // Ticks count from 99,000, the last multiple of period × tick (1,800 ms) before the wheel's
+  // start: 100,800 is 900 ticks of 2 ms after it.
   const tick = w.add('a', 0);
-  assert.equal(tick, 50_400);
+  assert.equal(tick, 900);
   advance(799);
   assert.deepEqual(beats, []);
   advance(1);
   assert.deepEqual(beats, [{ at: 100_800, items: ['a'] }]);
+});
+
+test("on today's clock, ticks stay small integers and slots fall where the phase puts them", () => {
+  // 2026-11-26 00:00:00 UTC, and the default interval and jitter (125 ms ticks, 50 s period).
+  mock.timers.setTime(1_764_115_200_000);
+  const due: number[] = [];
+  const w = new HeartbeatWheel<string>(
+    { heartbeatMinMs: 45_000, heartbeatJitterMs: 10_000 },
+    () => Date.now(),
+    () => due.push(Date.now()),
+  );
+  const tick = w.add('a', 20_000);
+  // Counted from 1970 the tick would be 1.4e10, beyond V8's small integers (2^30).
+  assert.ok(Number.isInteger(tick) && tick >= 0 && tick < 2 ** 30, String(tick));
+  // The latest time at phase 20 s of the 50 s period (counted from 1970, as before) no later
+  // than 55 s less a tick after the add: 20 s after it, the clock being a multiple of 50 s.
+  advance(55_000);
+  assert.deepEqual(due, [1_764_115_200_000 + 20_000]);
+  w.stop();
 });
 
 test('items added together on different phases are beaten apart; on the same slot, together', () => {
@@ -93,14 +114,14 @@ test('an item taken out and put back in its slot is beaten once; an emptied slot
   const w = wheel();
   // A queue polling again after each event leaves its slot and comes back to the same one.
   for (let i = 0; i < 3; i++) w.remove('a', w.add('a', 0));
-  assert.equal(w.add('a', 0), 50_400);
-  assert.equal(w.add('a', 0), 50_400);
+  assert.equal(w.add('a', 0), 900);
+  assert.equal(w.add('a', 0), 900);
   w.remove('b', w.add('b', 450));
   advance(1000);
   assert.deepEqual(beats, [{ at: 100_800, items: ['a'] }]);
   // Its slot fired: the item is in none. The wheel counted each item once, so removing the
   // only one added since leaves it empty, and unarmed.
-  w.remove('a', 50_400);
+  w.remove('a', 900);
   const c = w.add('c', 0);
   const cleared = mock.method(globalThis, 'clearTimeout');
   w.remove('c', c);
