@@ -22,7 +22,13 @@ import {
 } from './lib/fanout.ts';
 import { closeAll, HttpConn, openMany, type Resp } from './lib/poller.ts';
 import type { ProbeStats } from './lib/probe.ts';
-import { watchCpu, type CpuWindow } from './lib/proc.ts';
+import {
+  threadTimes,
+  threadTimesSince,
+  watchCpu,
+  type CpuWindow,
+  type ThreadTimes,
+} from './lib/proc.ts';
 import { startFloor, type Server } from './lib/servers.ts';
 import { median, percentile, round, pairedValue, type Pair } from './lib/stats.ts';
 import { sendBody } from './fig2-send.ts';
@@ -36,6 +42,8 @@ export interface FanoutRound {
   probe?: ProbeResult;
   /** Server CPU seconds from the trigger until the last response arrived. */
   deliveryCpu: number;
+  /** The server's threads over the same span (ms), where the kernel keeps their account. */
+  threads: ThreadTimes | null;
   sample?: string;
 }
 
@@ -71,6 +79,7 @@ export async function fanoutRound(
     if (stopProbe) await new Promise((r) => setTimeout(r, 300));
     const close = watchCpu({ server: t.server.pid, bench: process.pid });
     const cpu0 = (await t.server.probe('stats')).cpuSeconds;
+    const threads0 = threadTimes(t.server.pid);
     const t0 = performance.now();
     const sent = sender.request(
       'POST',
@@ -95,6 +104,7 @@ export async function fanoutRound(
       },
       60_000,
     );
+    const threads = threadTimesSince(threads0, t.server.pid);
     const after = await t.server.probe('loop-end');
     const window = close();
     const sendResp = await sent;
@@ -108,6 +118,7 @@ export async function fanoutRound(
       loop: after.loop,
       probe,
       deliveryCpu: after.cpuSeconds - cpu0,
+      threads,
       sample,
     };
   } finally {
@@ -146,6 +157,21 @@ function pairDisturbed(r: { floor: FanoutRound; parley: FanoutRound }): boolean 
   return r.floor.window.disturbed || r.parley.window.disturbed;
 }
 
+/**
+ * Each side's main thread per round: how long it waited for the server's one core while the
+ * server's other threads (V8's compiler and collector) had it, and how long they ran. A wait
+ * is the server's own, not foreign load, so the round still counts.
+ */
+function threadNotes(rounds: Array<{ floor: FanoutRound; parley: FanoutRound }>): string[] {
+  if (rounds.some((r) => !r.floor.threads || !r.parley.threads)) return [];
+  const list = (side: 'floor' | 'parley', key: keyof ThreadTimes) =>
+    rounds.map((r) => round(r[side].threads![key], 1)).join('/');
+  return [
+    `main thread ran ms floor ${list('floor', 'mainRun')}, Parley ${list('parley', 'mainRun')}`,
+    `main thread waited for the core ms floor ${list('floor', 'mainWait')}, Parley ${list('parley', 'mainWait')} (its other threads ran floor ${list('floor', 'othersRun')}, Parley ${list('parley', 'othersRun')})`,
+  ];
+}
+
 function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: FanoutRound }>) {
   const pairs: Pair[] = rounds.map((r) => ({
     ratio: r.parley.p99 / r.floor.p99,
@@ -170,6 +196,7 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
     ...pairedValue(pairs, (m) => m <= 1.5 && bad === 0),
     notes: [
       `p99 ms floor ${rounds.map((r) => fmt(r.floor.p99)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.p99)).join('/')}; last receiver Parley ${rounds.map((r) => fmt(r.parley.last)).join('/')} ms`,
+      ...threadNotes(rounds),
       `errors/dropped/wrong responses: ${bad}`,
       `${rounds.length} rounds (${pairs.filter((x) => x.disturbed).length} disturbed)`,
     ],
@@ -179,12 +206,14 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
           p99: fmt(r.floor.p99),
           last: fmt(r.floor.last),
           cpu: r.floor.deliveryCpu,
+          threads: r.floor.threads,
           loop: r.floor.loop,
         },
         parley: {
           p99: fmt(r.parley.p99),
           last: fmt(r.parley.last),
           cpu: r.parley.deliveryCpu,
+          threads: r.parley.threads,
           loop: r.parley.loop,
           probe: r.parley.probe,
           collected: { ...r.parley.collected, latencies: undefined },

@@ -154,6 +154,58 @@ function foreignRuntime(
   return ns / 1e9;
 }
 
+/** Milliseconds a process's main thread ran and waited for a core, and its other threads ran. */
+export interface ThreadTimes {
+  mainRun: number;
+  mainWait: number;
+  othersRun: number;
+}
+
+/**
+ * The scheduler's account of a process's threads (/proc/<pid>/task/<tid>/schedstat: run and
+ * run-queue wait in ns), or null where the kernel keeps none. On a pinned server the main
+ * thread waits when another thread of the same process has its one core: V8's compiler and
+ * collector threads, which foreign load does not count (docs/performance.md, item 4).
+ */
+export function threadTimes(pid: number): ThreadTimes | null {
+  if (!hasSchedstat) return null;
+  const out: ThreadTimes = { mainRun: 0, mainWait: 0, othersRun: 0 };
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return null;
+  }
+  for (const tid of tids) {
+    try {
+      const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1')
+        .split(' ')
+        .map(Number);
+      if (Number(tid) === pid) {
+        out.mainRun = run / 1e6;
+        out.mainWait = wait / 1e6;
+      } else {
+        out.othersRun += run / 1e6;
+      }
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/** What each thread time grew by between two readings (null if either is missing). */
+export function threadTimesSince(before: ThreadTimes | null, pid: number): ThreadTimes | null {
+  const after = threadTimes(pid);
+  if (!before || !after) return null;
+  return {
+    mainRun: after.mainRun - before.mainRun,
+    mainWait: after.mainWait - before.mainWait,
+    // A thread that ended takes its time with it.
+    othersRun: Math.max(0, after.othersRun - before.othersRun),
+  };
+}
+
 /** Resident set size in bytes (VmRSS). */
 export function processRssBytes(pid: number): number {
   try {
