@@ -158,9 +158,9 @@ function pairDisturbed(r: { floor: FanoutRound; parley: FanoutRound }): boolean 
 }
 
 /**
- * Each side's main thread per round: how long it waited for the server's one core while the
- * server's other threads (V8's compiler and collector) had it, and how long they ran. A wait
- * is the server's own, not foreign load, so the round still counts.
+ * Each side's main thread per round: how long it ran and waited for the server's one core,
+ * and how long the server's other threads (V8's compiler and collector) ran meanwhile. In an
+ * undisturbed round the wait is the server's own threads, which foreign load does not count.
  */
 function threadNotes(rounds: Array<{ floor: FanoutRound; parley: FanoutRound }>): string[] {
   if (rounds.some((r) => !r.floor.threads || !r.parley.threads)) return [];

@@ -110,17 +110,22 @@ function processRuntimes(): Map<number, number> | null {
       continue; // gone meanwhile
     }
     let ns = 0;
-    for (const tid of tids) {
-      try {
-        const raw = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1');
-        ns += Number(raw.slice(0, raw.indexOf(' ')));
-      } catch {
-        // The thread ended meanwhile.
-      }
-    }
+    for (const tid of tids) ns += schedstatOf(pid, tid)?.run ?? 0;
     out.set(pid, ns);
   }
   return out;
+}
+
+/** A thread's run and run-queue wait so far (ns), or null once it has ended. */
+function schedstatOf(pid: number, tid: string): { run: number; wait: number } | null {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1')
+      .split(' ')
+      .map(Number);
+    return { run, wait };
+  } catch {
+    return null;
+  }
 }
 
 /** Whether pid is this bench process or one it started, however deep. */
@@ -177,18 +182,13 @@ export function threadTimes(pid: number): ThreadTimes | null {
     return null;
   }
   for (const tid of tids) {
-    try {
-      const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1')
-        .split(' ')
-        .map(Number);
-      if (Number(tid) === pid) {
-        out.mainRun = run / 1e6;
-        out.mainWait = wait / 1e6;
-      } else {
-        out.othersRun += run / 1e6;
-      }
-    } catch {
-      // The thread ended meanwhile.
+    const stat = schedstatOf(pid, tid);
+    if (!stat) continue;
+    if (Number(tid) === pid) {
+      out.mainRun = stat.run / 1e6;
+      out.mainWait = stat.wait / 1e6;
+    } else {
+      out.othersRun += stat.run / 1e6;
     }
   }
   return out;
