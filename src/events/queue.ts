@@ -49,8 +49,18 @@ export class ParkedPoll {
   }
 }
 
+/**
+ * The list of every queue without events, never changed: append replaces it. Its elements are
+ * of the kind a list of events has (a literal `[]` is one of small integers, another hidden
+ * class): when a fan-out first reached queues that had never held an event, the delivery code
+ * optimized for the other kind was thrown away mid-delivery (docs/performance.md, item 4,
+ * session 51).
+ */
+const NO_EVENTS: QueuedEvent[] = [null as unknown as QueuedEvent];
+NO_EVENTS.pop();
+
 export class Queue {
-  events: QueuedEvent[] = [];
+  events: QueuedEvent[] = NO_EVENTS;
   nextId = 0;
   prunedId = -1;
   waiter: ParkedPoll | null = null;
@@ -99,9 +109,10 @@ export class Queue {
 
   /** The client's snapshot reflects the realm's notices up to seq: drop those queued. */
   keepAfter(seq: number): void {
-    this.events = this.events
+    const kept = this.events
       .filter((e) => e.seq === undefined || e.seq > seq)
       .map((e) => ({ id: e.id, event: e.event }));
+    this.events = kept.length === 0 ? NO_EVENTS : kept;
   }
 }
 

@@ -68,15 +68,20 @@ export interface QueueEnv {
   sliceClock?: () => number;
 }
 
-/** A notice on its way to its recipients' queues; `next` is the first recipient not reached. */
+/**
+ * A notice on its way to its recipients' queues; `next` is the first recipient not reached.
+ * Every field is there from the start: a field added later changes the object's hidden class,
+ * and a fan-out that resumed in a later chunk met the new one in code optimized for the old
+ * (docs/performance.md, item 4, session 51).
+ */
 interface Delivery {
   notice: Notice;
   started: boolean;
   next: number;
   /** The realm-wide listeners once the recipients are done, with the recipients to skip. */
-  wide?: { listeners: Queue[]; recipients: Set<number>; next: number };
+  wide: { listeners: Queue[]; recipients: Set<number>; next: number } | null;
   /** The event with each per-user part merged in: recipients given one part share one. */
-  merged?: Map<object, ParleyEvent>;
+  merged: Map<object, ParleyEvent> | null;
 }
 
 /**
@@ -270,7 +275,9 @@ export class EventQueues {
    * notices whenever they reach it.
    */
   deliver(notices: Notice[]): void {
-    for (const notice of notices) this.deliveries.push({ notice, started: false, next: 0 });
+    for (const notice of notices) {
+      this.deliveries.push({ notice, started: false, next: 0, wide: null, merged: null });
+    }
     if (!this.deliveryScheduled) this.deliverSome(DELIVERY_CHUNK);
   }
 
@@ -442,7 +449,7 @@ export class EventQueues {
         // Saved before the field existed: as such queues were then.
         s.reads_public_channels ?? true,
       );
-      q.events = s.events;
+      if (s.events.length > 0) q.events = s.events;
       q.nextId = s.next_id;
       q.prunedId = s.pruned_id;
       this.add(q);

@@ -60,6 +60,33 @@ test('register consistency: notices the snapshot already reflects are dropped, e
   ]);
 });
 
+test('queues emptied by their snapshot or by acknowledgement each keep their own events', () => {
+  // Every queue without events starts from one empty list (events/queue.ts): an event
+  // offered to one queue must never show up in another.
+  const q = new EventQueues(env());
+  const words = (word: string, users: number[], seq?: number) =>
+    notice({ type: 'alert_words', alert_words: [word] }, users, { realmId: REALM, seq });
+  const alice = q.create({ userId: ALICE, realmId: REALM, readsPublicChannels: true }, client(), {
+    awaitSnapshot: true,
+    emptyTopicDisplayName: '',
+  });
+  const bob = open(q, client(), BOB);
+  q.deliver([words('in the snapshot', [ALICE], 1)]);
+  assert.equal(q.setSnapshot(alice, 1, { emptyTopicDisplayName: '' }), 'set');
+  q.deliver([words('for bob', [BOB])]);
+  assert.deepEqual(take(q, alice), []);
+  q.deliver([words('for alice', [ALICE])]);
+  assert.deepEqual(take(q, alice), [{ type: 'alert_words', alert_words: ['for alice'], id: 1 }]);
+  assert.deepEqual(q.poll(bob, BOB, { lastEventId: 0, dontBlock: true }, noSink), { events: [] });
+  const carol = open(q, client(), 3);
+  q.deliver([words('for bob again', [BOB])]);
+  assert.deepEqual(take(q, carol, 3), []);
+  assert.deepEqual(take(q, alice), [{ type: 'alert_words', alert_words: ['for alice'], id: 1 }]);
+  assert.deepEqual(take(q, bob, BOB), [
+    { type: 'alert_words', alert_words: ['for bob again'], id: 1 },
+  ]);
+});
+
 /** How many of 20 parked polls are answered after each macrotask, when each takes costMs. */
 async function answeredPerMacrotask(costMs: number): Promise<number[]> {
   const clock = { now: 0 };
