@@ -16,6 +16,7 @@ import * as m0012 from './0012_read_versions.ts';
 import * as m0013 from './0013_channel_messages.ts';
 import * as m0014 from './0014_event_sequences.ts';
 import * as m0015 from './0015_group_read_version.ts';
+import * as m0016 from './0016_user_messages_without_rowid.ts';
 
 type Up = (db: Kysely<unknown>, dialect: MigrationDialect) => Promise<void>;
 
@@ -35,11 +36,22 @@ const MIGRATIONS: Array<[string, Up]> = [
   ['0013_channel_messages', m0013.up],
   ['0014_event_sequences', m0014.up],
   ['0015_group_read_version', m0015.up],
+  ['0016_user_messages_without_rowid', m0016.up],
 ];
 
 export async function migrateToLatest(
   db: Kysely<unknown>,
   dialect: MigrationDialect,
+  schema?: string,
+): Promise<string[]> {
+  return migrateUpTo(db, dialect, null, schema);
+}
+
+/** Run the migrations up to and including `last` (every one when null); returns those run. */
+export async function migrateUpTo(
+  db: Kysely<unknown>,
+  dialect: MigrationDialect,
+  last: string | null,
   schema?: string,
 ): Promise<string[]> {
   const provider: MigrationProvider = {
@@ -55,7 +67,8 @@ export async function migrateToLatest(
     provider,
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } =
+    last === null ? await migrator.migrateToLatest() : await migrator.migrateTo(last);
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
