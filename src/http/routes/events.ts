@@ -97,6 +97,10 @@ export abstract class PollAnswer implements PollSink {
     const started = getEvents(ctx, actor, params, this);
     if (!(started instanceof ParkedPoll)) return pollAnswerText(started, this.ignored);
     this.parked = started;
+    // Read the request to its end now, while the poll waits: node:http would do it when the
+    // answer is written (an unread request is dumped on finish), inside a fan-out's answers
+    // (docs/performance.md, item 4, session 51).
+    this.res.req.resume();
     // Left in place once the poll is answered, when it does nothing: taking it off cost more
     // than the call it saves (2.5 % of a fan-out's answering; docs/performance-history.md, item 4).
     this.res.on('close', () => {
