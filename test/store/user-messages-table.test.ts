@@ -76,6 +76,17 @@ test('migration 0016 rebuilds user_messages without a rowid and keeps its rows',
       plan('SELECT message_id FROM user_messages WHERE user_id = ? AND (flags & 1) = 0', 2),
       /USING COVERING INDEX user_messages_unread \(user_id=\?\)/,
     );
+    // Register's read of a user's unread messages (store/messages.ts, listUnreadMessages).
+    assert.match(
+      plan(
+        `SELECT um.message_id, um.flags, m.channel_id, m.topic, m.recipient_id, m.sender_id
+         FROM user_messages AS um JOIN messages AS m ON m.id = um.message_id
+         WHERE um.user_id = ? AND (um.flags & 1) = 0 ORDER BY um.message_id DESC LIMIT ?`,
+        2,
+        50,
+      ),
+      /SEARCH um USING COVERING INDEX user_messages_unread \(user_id=\?\)/,
+    );
   } finally {
     await store.close();
   }

@@ -1,9 +1,10 @@
 // SQLite only: user_messages keeps its rows in its primary key's B-tree (WITHOUT ROWID).
 // As a rowid table each row lived twice, in the table by a hidden rowid and in the index of
 // its primary key (user_id, message_id), and every read by that key went through both. A
-// send writes one row for each recipient, so a message to a channel of 1,000 wrote 1,000
-// entries fewer into the table's B-trees (a scratch loop: the rows of a transaction 15 %
-// faster; docs/performance.md, item 4, session 51). PostgreSQL tables have no rowid.
+// send writes one row for each recipient, so a message to a channel of 1,000 writes 1,000
+// entries fewer into the table's B-trees (a scratch loop: 1,000 rows a transaction 5.7-6.0 ->
+// 4.1-4.4 ms; docs/performance.md, what we changed, session 51). PostgreSQL tables have no
+// rowid.
 //
 // SQLite cannot change this in place: the table is rebuilt, its rows copied, in one
 // transaction, since Kysely runs SQLite's migrations without one. No other table refers to
