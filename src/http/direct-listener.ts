@@ -40,6 +40,7 @@ import {
   type AnyRoute,
   type RawReply,
 } from './route.ts';
+import { closeIdleConnections } from './idle-connections.ts';
 import { GetEventsParamsSchema, PollAnswer } from './routes/events.ts';
 
 const EVENTS_PATH = `${API_PREFIX}/events`;
@@ -292,7 +293,7 @@ class ListenerPoll extends PollAnswer {
 /**
  * The HTTP server for Fastify's `serverFactory`: what the listener takes goes there, every
  * other request to Fastify. requestTimeout and maxRequestsPerSocket are set as Fastify sets
- * them on a server it creates; keep-alive is keepIdleConnections'.
+ * them on a server it creates; keep-alive is closeIdleConnections' (http/idle-connections.ts).
  */
 export function createDirectServer(
   direct: DirectListener,
@@ -307,7 +308,12 @@ export function createDirectServer(
   const server = createServer(options.http ?? {}, (req, res) => {
     if (!direct.take(req, res)) fastify(req, res);
   });
-  keepIdleConnections(server, options.keepAliveTimeout ?? DEFAULT_KEEP_ALIVE_MS);
+  // Keep-alive is closeIdleConnections': node:http's own timers are off.
+  server.keepAliveTimeout = 0;
+  closeIdleConnections(
+    server,
+    (options.keepAliveTimeout ?? DEFAULT_KEEP_ALIVE_MS) + KEEP_ALIVE_MARGIN_MS,
+  );
   if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
   if ((options.maxRequestsPerSocket ?? 0) > 0)
     server.maxRequestsPerSocket = options.maxRequestsPerSocket ?? 0;
@@ -316,26 +322,5 @@ export function createDirectServer(
 
 /** Fastify's default keep-alive timeout. */
 const DEFAULT_KEEP_ALIVE_MS = 72_000;
-/** What node:http adds to its own keep-alive timer, so a client's late request meets no close. */
+/** Added to the keep-alive time, so a client's late request meets no close. */
 const KEEP_ALIVE_MARGIN_MS = 1000;
-
-/**
- * Keep-alive with one timer per connection instead of one per answer. node:http arms a new
- * timer for its keep-alive timeout after every answer (a timer object and a bound function)
- * and clears it when the connection's next request comes: a fan-out to 10,000 parked polls
- * made 10,000 of them, which lived until each client polled again, so every scavenge during
- * the fan-out copied them, about 2 MB (docs/performance-history.md, session 31). Here each
- * connection has one inactivity timer (`server.setTimeout`), which its reads and writes
- * restart; when it runs out, a connection is closed unless a whole request on it awaits its
- * answer, as a parked long-poll does for up to the heartbeat interval without a byte either way.
- */
-function keepIdleConnections(server: Server, idleMs: number): void {
-  server.keepAliveTimeout = 0;
-  server.setTimeout(idleMs + KEEP_ALIVE_MARGIN_MS);
-  server.on('timeout', (socket: Socket) => {
-    // node:http's own link from a socket to the answer it is writing; internal, so
-    // test/http/keep-alive.test.ts holds a parked poll past the timer.
-    const waiting = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (!waiting?.req.complete) socket.destroy();
-  });
-}

@@ -1,4 +1,4 @@
-// Keep-alive over real sockets (http/direct-listener.ts, keepIdleConnections): a connection
+// Keep-alive over real sockets (http/idle-connections.ts, closeIdleConnections): a connection
 // with nothing in flight is closed once it has been quiet for the keep-alive time, a parked
 // long-poll keeps its connection however long it waits, and a request that stops halfway
 // is closed like an idle one.
@@ -150,5 +150,20 @@ test('a request that stops halfway is closed once quiet for the keep-alive time'
         'Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ntype=strea',
     );
     // Closed without an answer: nothing was sent back.
+    assert.equal(await conn.closed, '');
+  }));
+
+test('a connection that keeps talking stays open past the keep-alive time', () =>
+  withConnection(async (_live, conn) => {
+    let closed = false;
+    void conn.closed.then(() => (closed = true));
+    // Quiet gaps of 700 ms, each under the 1,200 ms quiet time, for 2.8 s in all: long enough
+    // for several of the server's looks at its connections.
+    for (let i = 0; i < 5; i++) {
+      if (i > 0) await sleep(700);
+      conn.send('GET /api/v1/server_settings HTTP/1.1\r\nHost: parley.test\r\n\r\n');
+      assert.equal((await conn.answer()).status, 200);
+      assert.equal(closed, false);
+    }
     assert.equal(await conn.closed, '');
   }));

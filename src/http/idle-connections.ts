@@ -1,0 +1,68 @@
+// Keep-alive without a timer on any connection. A connection is closed once nothing has
+// crossed it for the idle time, unless a whole request on it awaits its answer, as a parked
+// long-poll does for up to the heartbeat interval without a byte either way.
+//
+// node:http's own keep-alive arms a timer object per answer (a fan-out to 10,000 parked
+// polls made 10,000, copied by every scavenge until each client polled again;
+// docs/performance-history.md, session 31), and a socket timeout (`server.setTimeout`),
+// which replaced it in session 31, moves the socket's entry in the timer list on every read
+// and every write. Here one sweep looks at every connection's byte counts a few times per
+// idle time instead: a connection costs nothing while it talks, and closes between one and
+// 1.25 idle times after its last byte (docs/performance.md, item 4, session 52).
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** Sweeps per idle time: how far past it a quiet connection may stay open, in quarters. */
+const SWEEPS_PER_IDLE = 4;
+
+/** What a sweep last saw of one connection. */
+class Traffic {
+  constructor(
+    /** Bytes read and written, as the sweep last counted them. */
+    public bytes: number,
+    /** When that count last changed (ms on the sweep's clock). */
+    public sinceMs: number,
+  ) {}
+}
+
+/** node:http's link from a socket to the answer it is writing (internal, tested in test/http/keep-alive.test.ts). */
+type ServedSocket = Socket & { _httpMessage?: ServerResponse<IncomingMessage> | null };
+
+/**
+ * Close the server's connections once quiet for idleMs (none of node:http's own keep-alive
+ * timers stay armed). The sweep stops when the server closes.
+ */
+export function closeIdleConnections(
+  server: Server,
+  idleMs: number,
+  clock: () => number = () => performance.now(),
+): void {
+  const watched = new Map<Socket, Traffic>();
+  // One listener for every socket: a closure each would be kept for the connection's life.
+  function forget(this: Socket): void {
+    watched.delete(this);
+  }
+  server.on('connection', (socket: Socket) => {
+    watched.set(socket, new Traffic(0, clock()));
+    socket.on('close', forget);
+  });
+  const sweep = (): void => {
+    const now = clock();
+    for (const [socket, seen] of watched) {
+      const bytes = socket.bytesRead + socket.bytesWritten;
+      if (bytes !== seen.bytes) {
+        seen.bytes = bytes;
+        seen.sinceMs = now;
+      } else if (now - seen.sinceMs >= idleMs && !awaitsAnswer(socket as ServedSocket)) {
+        socket.destroy();
+      }
+    }
+  };
+  const timer = setInterval(sweep, Math.max(1, Math.floor(idleMs / SWEEPS_PER_IDLE))).unref();
+  server.on('close', () => clearInterval(timer));
+}
+
+/** A whole request on the socket is waiting for its answer (a parked poll, a slow handler). */
+function awaitsAnswer(socket: ServedSocket): boolean {
+  return socket._httpMessage?.req.complete === true;
+}
