@@ -18,6 +18,7 @@ import { figure6 } from './fig6-memory.ts';
 import { figure7, figure7Floor } from './fig7-idle.ts';
 import { figure8 } from './fig8-register.ts';
 import { figure9 } from './fig9-history.ts';
+import { figureInstructions } from './figi-instructions.ts';
 
 const FIGURES: Record<string, (o: BenchOptions) => Promise<FigureResult | FigureResult[]>> = {
   '1': figure1,
@@ -30,13 +31,16 @@ const FIGURES: Record<string, (o: BenchOptions) => Promise<FigureResult | Figure
   '7f': figure7Floor,
   '8': figure8,
   '9': figure9,
+  i: figureInstructions,
 };
 
 /** Figures run only when PARLEY_BENCH_ONLY names them. */
-const ONLY_WHEN_NAMED = new Set(['7f']);
+const ONLY_WHEN_NAMED = new Set(['7f', 'i']);
 
 /** The whole suite must end: a figure that overruns this is abandoned. */
 const FIGURE_TIMEOUT_MS = 480_000;
+/** Figure i runs its servers under valgrind, about fifty times slower. */
+const LONGER_TIMEOUTS_MS: Record<string, number> = { i: 1_800_000 };
 
 function pad(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length);
@@ -93,7 +97,8 @@ async function main(): Promise<void> {
     const t0 = Date.now();
     console.log(`\n== figure ${id}`);
     try {
-      const out = await withTimeout(fn(opts), FIGURE_TIMEOUT_MS, `figure ${id}`);
+      const limitMs = LONGER_TIMEOUTS_MS[id] ?? FIGURE_TIMEOUT_MS;
+      const out = await withTimeout(fn(opts), limitMs, `figure ${id}`);
       for (const r of Array.isArray(out) ? out : [out]) {
         results.push(r);
         console.log(

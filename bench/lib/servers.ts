@@ -133,8 +133,13 @@ function spawnNode(
  * pinned from the first instruction Parley took 4.6-5.4 s to answer on a slow machine, 3.4-3.9 s
  * on both cores (docs/performance.md, Method).
  */
-async function waitReady(server: Server, path: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 90_000;
+async function waitReady(
+  server: Server,
+  path: string,
+  child: ChildProcess,
+  limitMs: number,
+): Promise<void> {
+  const deadline = Date.now() + limitMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
       throw new Error(`${server.name} exited at start:\n${server.stderr().slice(-3000)}`);
@@ -151,7 +156,9 @@ async function waitReady(server: Server, path: string, child: ChildProcess): Pro
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`${server.name} did not start in 90 s:\n${server.stderr().slice(-3000)}`);
+  throw new Error(
+    `${server.name} did not start in ${limitMs / 1000} s:\n${server.stderr().slice(-3000)}`,
+  );
 }
 
 const profileArgs = (): string[] =>
@@ -159,11 +166,23 @@ const profileArgs = (): string[] =>
     ? ['--cpu-prof', `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles')}`]
     : [];
 
+/**
+ * How a server is started besides node's own arguments: `wrap` goes between the pinning and
+ * node (valgrind, for figure i), and such a server gets longer to start.
+ */
+export interface StartOptions {
+  wrap?: string[];
+}
+
+/** How long a server may take to answer its first request; a wrapped one much longer. */
+const startLimitMs = (start: StartOptions): number => (start.wrap ? 600_000 : 90_000);
+
 /** `node --import tsx src/cli.ts serve` on a data directory the caller seeded. */
 export async function startParley(
   name: string,
   dataDir: string,
   env: Record<string, string> = {},
+  start: StartOptions = {},
 ): Promise<Server> {
   const port = await freePort();
   const child = spawnNode(
@@ -188,24 +207,28 @@ export async function startParley(
       ...env,
     },
     true,
-    startPrefix(),
+    [...startPrefix(), ...(start.wrap ?? [])],
   );
   const server = wrapServer(name, child, port);
-  await waitReady(server, '/api/v1/server_settings', child);
+  await waitReady(server, '/api/v1/server_settings', child, startLimitMs(start));
   return server;
 }
 
 /** The bare node:http floor (floor-server.ts) with the given canned bodies. */
-export async function startFloor(name: string, env: Record<string, string>): Promise<Server> {
+export async function startFloor(
+  name: string,
+  env: Record<string, string>,
+  start: StartOptions = {},
+): Promise<Server> {
   const port = await freePort();
   const child = spawnNode(
     ['--expose-gc', '--import', 'tsx', join(ROOT, 'bench', 'lib', 'floor-server.ts')],
     { BENCH_FLOOR_PORT: String(port), ...env },
     true,
-    startPrefix(),
+    [...startPrefix(), ...(start.wrap ?? [])],
   );
   const server = wrapServer(name, child, port);
-  await waitReady(server, '/ready', child);
+  await waitReady(server, '/ready', child, startLimitMs(start));
   return server;
 }
 
