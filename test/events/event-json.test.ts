@@ -2,7 +2,7 @@
 // form is one shared object whose JSON is made once for all its receivers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsJson, markShared } from '../../src/events/event-json.ts';
+import { eventsJson, markShared, stringJson } from '../../src/events/event-json.ts';
 import type { EventsReply, NumberedEvent } from '../../src/events/queues.ts';
 import type { ParleyEvent } from '../../src/events/types.ts';
 import { successText, successTextAround } from '../../src/http/route.ts';
@@ -167,4 +167,29 @@ test('a poll answer is the envelope of every answer around its events, as JSON.s
   );
   assert.equal(successTextAround('', []), '{"result":"success","msg":""}');
   assert.equal(successTextAround('', ['x']), successText({}, ['x']));
+});
+
+test('stringJson writes any string as JSON.stringify does, plain ones without it', () => {
+  const strings = [
+    '',
+    'q',
+    '1764200000:Ab-_9z',
+    ' ~!#$%&()*+,./;<=>?@[]^`{|}',
+    'say "hi"',
+    'back\\slash',
+    'tab\there',
+    'line\nbreak',
+    '\u0000\u001f\u007f',
+    'é ü ß',
+    '日本語',
+    '😀',
+    '\ud800 lone',
+    'end \udc00',
+  ];
+  for (const s of strings) assert.equal(stringJson(s), JSON.stringify(s), s);
+  // Each character on its own, across the ASCII range and the surrogates.
+  for (const code of [...Array(0x80).keys(), 0xd7ff, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xe000]) {
+    const s = `a${String.fromCharCode(code)}b`;
+    assert.equal(stringJson(s), JSON.stringify(s), `U+${code.toString(16)}`);
+  }
 });

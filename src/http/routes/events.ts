@@ -9,7 +9,7 @@ import {
   type GetEventsParams,
   type PollSink,
 } from '../../actions/events.ts';
-import { eventsJson } from '../../events/event-json.ts';
+import { eventsJson, stringJson } from '../../events/event-json.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/event-client.ts';
 import type { ServerResponse } from 'node:http';
 import type { AppContext } from '../../context.ts';
@@ -69,9 +69,7 @@ const QueueParams = {
 export function pollAnswerText(reply: EventsReply, ignored: string[]): string {
   const events = `"events":${eventsJson(reply.events)}`;
   return successTextAround(
-    reply.queue_id === undefined
-      ? events
-      : `${events},"queue_id":${JSON.stringify(reply.queue_id)}`,
+    reply.queue_id === undefined ? events : `${events},"queue_id":${stringJson(reply.queue_id)}`,
     ignored,
   );
 }
