@@ -7,7 +7,7 @@
 // server's threads in user space, not the kernel's work (each answer's write) nor waiting.
 // Report only: no target.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { authOf, progress, seedOnly, type BenchOptions, type FigureResult } from './lib/common.ts';
 import { createQueues, pollPath, settle, type Poller } from './lib/fanout.ts';
@@ -30,7 +30,7 @@ class Counted {
 
   constructor(
     readonly server: Server,
-    private readonly outFile: string,
+    readonly outFile: string,
   ) {}
 
   async count(fn: () => Promise<void>): Promise<number> {
@@ -173,11 +173,21 @@ export async function figureInstructions(opts: BenchOptions): Promise<FigureResu
   mkdirSync(dir, { recursive: true });
   const out = (name: string) => join(dir, `${name}.callgrind`);
   const start = async (name: string, parley: boolean, dataDir = '') => {
-    const wrap = callgrind(out(name));
+    // --perf-basic-prof: node writes where each compiled function lies, which
+    // bench/callgrind-names.ts reads to name callgrind's bare addresses.
+    const how = { wrap: callgrind(out(name)), nodeArgs: ['--perf-basic-prof'] };
     const server = parley
-      ? await startParley(name, dataDir, {}, { wrap })
-      : await startFloor(name, {}, { wrap });
+      ? await startParley(name, dataDir, {}, how)
+      : await startFloor(name, {}, how);
     return new Counted(server, out(name));
+  };
+  /** Stop a counted server and keep its address map beside its dumps. */
+  const stop = async (counted: Counted) => {
+    await counted.server.stop();
+    const map = `/tmp/perf-${counted.server.pid}.map`;
+    if (!existsSync(map)) return;
+    copyFileSync(map, `${counted.outFile}.map`);
+    rmSync(map, { force: true });
   };
 
   // Figure 1's request.
@@ -194,7 +204,7 @@ export async function figureInstructions(opts: BenchOptions): Promise<FigureResu
     ).text();
     parleyPerRequest = await requestCounts(parleyReq, auth, rounds, warmup);
   } finally {
-    await parleyReq.server.stop();
+    await stop(parleyReq);
   }
   progress('figi: GET /users/me under callgrind, floor');
   const floorReq = await start('figi-floor-request', false);
@@ -203,7 +213,7 @@ export async function figureInstructions(opts: BenchOptions): Promise<FigureResu
     floorReq.server.send({ op: 'set', key: 'me', body, auth });
     floorPerRequest = await requestCounts(floorReq, auth, rounds, warmup);
   } finally {
-    await floorReq.server.stop();
+    await stop(floorReq);
   }
 
   // Figure 4's K = 1,000 round.
@@ -229,7 +239,7 @@ export async function figureInstructions(opts: BenchOptions): Promise<FigureResu
       fanWarmup,
     ));
   } finally {
-    await parleyFan.server.stop();
+    await stop(parleyFan);
   }
   progress(`figi: fan-out to ${FANOUT_K} under callgrind, floor`);
   const floorFan = await start('figi-floor-fanout', false);
@@ -251,7 +261,7 @@ export async function figureInstructions(opts: BenchOptions): Promise<FigureResu
       fanWarmup,
     ));
   } finally {
-    await floorFan.server.stop();
+    await stop(floorFan);
   }
 
   const list = (xs: number[], scale: number) => xs.map((x) => round(x / scale, 0)).join('/');

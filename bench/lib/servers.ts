@@ -172,6 +172,8 @@ const profileArgs = (): string[] =>
  */
 export interface StartOptions {
   wrap?: string[];
+  /** More of node's own options. */
+  nodeArgs?: string[];
 }
 
 /** How long a server may take to answer its first request; a wrapped one much longer. */
@@ -189,6 +191,7 @@ export async function startParley(
     [
       '--expose-gc',
       ...profileArgs(),
+      ...(start.nodeArgs ?? []),
       '--import',
       PRELOAD,
       '--import',
@@ -222,7 +225,13 @@ export async function startFloor(
 ): Promise<Server> {
   const port = await freePort();
   const child = spawnNode(
-    ['--expose-gc', '--import', 'tsx', join(ROOT, 'bench', 'lib', 'floor-server.ts')],
+    [
+      '--expose-gc',
+      ...(start.nodeArgs ?? []),
+      '--import',
+      'tsx',
+      join(ROOT, 'bench', 'lib', 'floor-server.ts'),
+    ],
     { BENCH_FLOOR_PORT: String(port), ...env },
     true,
     [...startPrefix(), ...(start.wrap ?? [])],
