@@ -8,7 +8,7 @@
 // which replaced it in session 31, moves the socket's entry in the timer list on every read
 // and every write. Here one sweep looks at every connection's byte counts a few times per
 // idle time instead: a connection costs nothing while it talks, and closes between one and
-// 1.25 idle times after its last byte (docs/performance.md, item 4, session 52).
+// 1.25 idle times after its last byte (docs/performance.md, "What we changed", session 52).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
