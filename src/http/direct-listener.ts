@@ -308,8 +308,6 @@ export function createDirectServer(
   const server = createServer(options.http ?? {}, (req, res) => {
     if (!direct.take(req, res)) fastify(req, res);
   });
-  // Keep-alive is closeIdleConnections': node:http's own timers are off.
-  server.keepAliveTimeout = 0;
   closeIdleConnections(
     server,
     (options.keepAliveTimeout ?? DEFAULT_KEEP_ALIVE_MS) + KEEP_ALIVE_MARGIN_MS,

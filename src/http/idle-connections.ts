@@ -27,12 +27,15 @@ class Traffic {
   ) {}
 }
 
-/** node:http's link from a socket to the answer it is writing (internal, tested in test/http/keep-alive.test.ts). */
+/**
+ * node:http's link from a socket to the answer it is writing; internal, so
+ * test/http/keep-alive.test.ts and test/http/idle-connections.test.ts hold waiting requests.
+ */
 type ServedSocket = Socket & { _httpMessage?: ServerResponse<IncomingMessage> | null };
 
 /**
- * Close the server's connections once quiet for idleMs (none of node:http's own keep-alive
- * timers stay armed). The sweep stops when the server closes.
+ * Close the server's connections once quiet for idleMs, with node:http's own keep-alive timer
+ * turned off. The sweep stops when the server closes.
  */
 export function closeIdleConnections(
   server: Server,
@@ -40,6 +43,7 @@ export function closeIdleConnections(
   /** Connections a sweep looks at per macrotask; tests lower it. */
   chunk = SWEEP_CHUNK,
 ): void {
+  server.keepAliveTimeout = 0;
   const watched = new Map<Socket, Traffic>();
   // One listener for every socket: a closure each would be kept for the connection's life.
   function forget(this: Socket): void {

@@ -49,7 +49,6 @@ test('a sweep in chunks closes every quiet connection and keeps the talking and 
     if (req.url === '/hold') held.push(res);
     else res.end('ok');
   });
-  server.keepAliveTimeout = 0;
   closeIdleConnections(server, IDLE_MS, 2);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
