@@ -29,17 +29,31 @@ function valueJson(value: unknown): string {
 }
 
 /**
+ * JSON text with its size in UTF-8 bytes, a poll answer's Content-Length, counted as the text
+ * is written: Buffer.byteLength of an answer made of pieces flattened it and counted it again
+ * in V8's slow path, about 2,500 instructions an answer, more than a tenth of node:http's own
+ * work for it (docs/performance.md, session 53).
+ */
+export interface JsonText {
+  readonly text: string;
+  readonly bytes: number;
+}
+
+/**
  * A string as JSON, as JSON.stringify writes it. A string of printable ASCII without quote
  * or backslash (every queue id, named in each poll's answer) is written as it is: the builtin
  * took about 1,200 instructions a call, a tenth of a fan-out's own work per answer
  * (docs/performance.md, session 52).
  */
-export function stringJson(text: string): string {
+export function stringJson(text: string): JsonText {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(text);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+      const json = JSON.stringify(text);
+      return { text: json, bytes: Buffer.byteLength(json) };
+    }
   }
-  return `"${text}"`;
+  return { text: `"${text}"`, bytes: text.length + 2 };
 }
 
 /** Event keys as JSON strings: a few dozen names, met in every reply. */
@@ -67,22 +81,55 @@ function fieldsJson(fields: Record<string, unknown>, id: number): string {
   return text;
 }
 
-function eventJson({ id, event }: NumberedEvent): string {
-  const fields = event as unknown as Record<string, unknown>;
-  // The id goes where `{ ...event, id }` puts it: in place of the event's own, or last.
-  if (Object.hasOwn(fields, 'id')) return `{${fieldsJson(fields, id)}}`;
-  // A shared event (a message event of one form and flags, a heartbeat) is written once.
-  let json = sharedJson.get(fields);
-  if (json === null) sharedJson.set(fields, (json = `{${fieldsJson(fields, id)}}`));
-  json ??= `{${fieldsJson(fields, id)}}`;
-  return json === '{}' ? `{"id":${id}}` : `${json.slice(0, -1)},"id":${id}}`;
+/**
+ * Shared events' JSON up to the id a reply adds (without the closing brace), made the first
+ * time a reply writes one, with its size in bytes.
+ */
+const sharedEventHeads = new WeakMap<object, JsonText>();
+
+/** A shared event's head, or undefined for an event that is not shared. */
+function sharedEventHead(fields: Record<string, unknown>): JsonText | undefined {
+  let head = sharedEventHeads.get(fields);
+  if (head === undefined && sharedJson.has(fields)) {
+    const text = `{${fieldsJson(fields, 0)}`;
+    head = { text, bytes: Buffer.byteLength(text) };
+    sharedEventHeads.set(fields, head);
+  }
+  return head;
 }
 
-/** The events of a reply as a JSON array, shared values written from their kept JSON. */
-export function eventsJson(events: readonly NumberedEvent[]): string {
+/** An event written for one reply; its own id field, if any, holds the queue's id. */
+function ownEventJson(fields: Record<string, unknown>, id: number): string {
+  const inner = fieldsJson(fields, id);
+  // The id goes where `{ ...event, id }` puts it: in place of the event's own, or last.
+  if (Object.hasOwn(fields, 'id')) return `{${inner}}`;
+  return inner === '' ? `{"id":${id}}` : `{${inner},"id":${id}}`;
+}
+
+/**
+ * The events of a reply as a JSON array, shared events written from their kept JSON (a
+ * shared event with an id field of its own is written each time, the queue's id in its place).
+ */
+export function eventsJson(events: readonly NumberedEvent[]): JsonText {
   // Every poll's answer comes through here: one string grown in place, no arrays to join,
   // and no copy of each event to add its id.
-  let out = '[';
-  for (let i = 0; i < events.length; i++) out += `${i === 0 ? '' : ','}${eventJson(events[i])}`;
-  return `${out}]`;
+  let text = '[';
+  let bytes = 1;
+  for (let i = 0; i < events.length; i++) {
+    const { id, event } = events[i];
+    const fields = event as unknown as Record<string, unknown>;
+    const comma = i === 0 ? '' : ',';
+    const head = Object.hasOwn(fields, 'id') ? undefined : sharedEventHead(fields);
+    if (head !== undefined) {
+      // Past the head everything is ASCII: a byte a character.
+      const tail = `${head.text === '{' ? '' : ','}"id":${id}}`;
+      text += `${comma}${head.text}${tail}`;
+      bytes += comma.length + head.bytes + tail.length;
+    } else {
+      const piece = `${comma}${ownEventJson(fields, id)}`;
+      text += piece;
+      bytes += Buffer.byteLength(piece);
+    }
+  }
+  return { text: `${text}]`, bytes: bytes + 1 };
 }

@@ -23,6 +23,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { Socket } from 'node:net';
+import type { JsonText } from '../events/event-json.ts';
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
 import { parseParams, type JsonSchema } from '../lib/params.ts';
@@ -199,7 +200,7 @@ export class DirectListener {
       const poll = new ListenerPoll(res, this, headers, parsed.ignored);
       const answer = poll.start(this.ctx, actor, parsed.values);
       // A parked poll waits on its ListenerPoll alone: this function's frame is gone by then.
-      if (answer) writeJson(res, 200, headers.all, answer);
+      if (answer) writeJson(res, 200, headers.all, answer.text, answer.bytes);
     } catch (err) {
       this.fail(res, headers, err);
     }
@@ -281,8 +282,8 @@ class ListenerPoll extends PollAnswer {
     super(res, ignored);
   }
 
-  protected send(answer: string): void {
-    writeJson(this.res, 200, this.headers.all, answer);
+  protected send(answer: JsonText): void {
+    writeJson(this.res, 200, this.headers.all, answer.text, answer.bytes);
   }
 
   protected refuse(err: Error): void {

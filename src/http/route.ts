@@ -91,10 +91,12 @@ export function writeJson(
   status: number,
   headers: OutgoingHttpHeaders,
   text: string,
+  /** The text's size in UTF-8 bytes, when the caller counted it as it wrote the text. */
+  bytes = Buffer.byteLength(text),
 ): void {
   if (res.destroyed) return;
   headers['content-type'] = JSON_TYPE;
-  headers['content-length'] = Buffer.byteLength(text);
+  headers['content-length'] = bytes;
   res.writeHead(status, headers);
   res.end(text);
 }

@@ -2,11 +2,11 @@
 // form is one shared object whose JSON is made once for all its receivers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventsJson, markShared, stringJson } from '../../src/events/event-json.ts';
+import { eventsJson, markShared, stringJson, type JsonText } from '../../src/events/event-json.ts';
 import type { EventsReply, NumberedEvent } from '../../src/events/queues.ts';
 import type { ParleyEvent } from '../../src/events/types.ts';
 import { successText, successTextAround } from '../../src/http/route.ts';
-import { pollAnswerText } from '../../src/http/routes/events.ts';
+import { pollAnswerJson } from '../../src/http/routes/events.ts';
 import {
   ALICE,
   ALL,
@@ -22,6 +22,15 @@ import {
 } from './queue-kit.ts';
 
 const CAROL = 12;
+
+/** JSON text whose byte count, made as it was written, is checked against the text's own. */
+function counted({ text, bytes }: JsonText): string {
+  assert.equal(bytes, Buffer.byteLength(text), `the bytes of ${text}`);
+  return text;
+}
+const eventsText = (events: readonly NumberedEvent[]): string => counted(eventsJson(events));
+const pollAnswerText = (reply: EventsReply, ignored: string[]): string =>
+  counted(pollAnswerJson(reply, ignored));
 
 const sample = {
   type: 'stream',
@@ -87,8 +96,8 @@ test('receivers of one form and the same flags share one event; the sending queu
     { type: 'message', message: htmlForm, flags: [], local_message_id: '1.5', id: 0 },
   ]);
   assert.deepEqual(flat([c]), [{ type: 'message', message: htmlForm, flags: [], id: 0 }]);
-  assert.equal(eventsJson([c]), JSON.stringify(flat([c])));
-  assert.equal(eventsJson([a]), JSON.stringify(flat([a])));
+  assert.equal(eventsText([c]), JSON.stringify(flat([c])));
+  assert.equal(eventsText([a]), JSON.stringify(flat([a])));
 });
 
 test('a shared event is written once and its id added last; an own id field is replaced each time', () => {
@@ -97,19 +106,19 @@ test('a shared event is written once and its id added last; an own id field is r
   markShared(shared);
   markShared(withId);
   const events = numbered([shared, withId, shared], 4);
-  const text = eventsJson(events);
+  const text = eventsText(events);
   assert.equal(
     text,
     '[{"type":"x","n":1,"id":4},{"type":"y","id":5,"n":1},{"type":"x","n":1,"id":6}]',
   );
   assert.equal(text, spreadJson(events));
   shared.n = 2;
-  assert.equal(eventsJson(numbered([shared])), '[{"type":"x","n":1,"id":0}]');
+  assert.equal(eventsText(numbered([shared])), '[{"type":"x","n":1,"id":0}]');
   withId.n = 2;
-  assert.equal(eventsJson(numbered([withId])), '[{"type":"y","id":0,"n":2}]');
+  assert.equal(eventsText(numbered([withId])), '[{"type":"y","id":0,"n":2}]');
   const empty = {};
   markShared(empty);
-  assert.equal(eventsJson(numbered([empty, empty], 7)), '[{"id":7},{"id":8}]');
+  assert.equal(eventsText(numbered([empty, empty], 7)), '[{"id":7},{"id":8}]');
 });
 
 /** Events as a queue numbers them, from plain objects. */
@@ -131,23 +140,23 @@ test('eventsJson writes what JSON.stringify of { ...event, id } would, reusing a
     ],
     3,
   );
-  const text = eventsJson(events);
+  const text = eventsText(events);
   assert.equal(text, spreadJson(events));
   assert.equal(
     text,
     '[{"type":"message","message":{"content":"x","n":1},"flags":["read"],"id":3},' +
       '{"type":"heartbeat","id":4},{"type":"x","id":5,"after":1}]',
   );
-  assert.equal(eventsJson([]), '[]');
+  assert.equal(eventsText([]), '[]');
   const odd = numbered([{ 'a"b': 1, 'line\nkey': [null], type: 'x' }, {}]);
-  assert.equal(eventsJson(odd), spreadJson(odd));
+  assert.equal(eventsText(odd), spreadJson(odd));
   // Made once: shared objects are never changed after shaping, so later writes reuse it.
   shared.n = 2;
-  assert.equal(eventsJson(events), text);
+  assert.equal(eventsText(events), text);
   const unshared = { n: 1 };
-  const first = eventsJson(numbered([{ message: unshared }]));
+  const first = eventsText(numbered([{ message: unshared }]));
   unshared.n = 2;
-  assert.notEqual(eventsJson(numbered([{ message: unshared }])), first);
+  assert.notEqual(eventsText(numbered([{ message: unshared }])), first);
 });
 
 test('a poll answer is the envelope of every answer around its events, as JSON.stringify writes it', () => {
@@ -186,10 +195,40 @@ test('stringJson writes any string as JSON.stringify does, plain ones without it
     '\ud800 lone',
     'end \udc00',
   ];
-  for (const s of strings) assert.equal(stringJson(s), JSON.stringify(s), s);
+  for (const s of strings) assert.equal(counted(stringJson(s)), JSON.stringify(s), s);
   // Each character on its own, across the ASCII range and the surrogates.
   for (const code of [...Array(0x80).keys(), 0xd7ff, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xe000]) {
     const s = `a${String.fromCharCode(code)}b`;
-    assert.equal(stringJson(s), JSON.stringify(s), `U+${code.toString(16)}`);
+    assert.equal(counted(stringJson(s)), JSON.stringify(s), `U+${code.toString(16)}`);
+  }
+});
+
+test('an answer counts its bytes as it is written, whatever the text holds', () => {
+  const message = { content: '<p>Grüße, 日本語 😀 "q"</p>', sender_full_name: 'Zoë' };
+  markShared(message);
+  const sharedEvent = { type: 'message', message, flags: ['read'] };
+  markShared(sharedEvent);
+  const emptyShared = {};
+  markShared(emptyShared);
+  const events = numbered(
+    [
+      sharedEvent,
+      { type: 'typing', sender: { email: 'zoë@example.com' } },
+      { type: 'ünread', id: 'own', text: 'ß' },
+      emptyShared,
+      sharedEvent,
+    ],
+    98,
+  );
+  const cases: Array<[EventsReply, string[]]> = [
+    [{ events, queue_id: '1764200000:Ab' }, []],
+    [{ events, queue_id: 'café:1' }, []],
+    [{ events }, ['naïve', 'x"y']],
+    [{ events: [] }, ['日本']],
+  ];
+  for (const [reply, ignored] of cases) {
+    const body = { events: JSON.parse(spreadJson(reply.events)), queue_id: reply.queue_id };
+    // pollAnswerText checks the count against Buffer.byteLength of the text.
+    assert.equal(pollAnswerText(reply, ignored), successText(body, ignored));
   }
 });

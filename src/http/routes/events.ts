@@ -9,7 +9,7 @@ import {
   type GetEventsParams,
   type PollSink,
 } from '../../actions/events.ts';
-import { eventsJson, stringJson } from '../../events/event-json.ts';
+import { eventsJson, stringJson, type JsonText } from '../../events/event-json.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/event-client.ts';
 import type { ServerResponse } from 'node:http';
 import type { AppContext } from '../../context.ts';
@@ -62,16 +62,27 @@ const QueueParams = {
   presence_history_limit_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 36500 })),
 };
 
+const EVENTS_KEY = '"events":';
+const QUEUE_ID_KEY = ',"queue_id":';
+
 /**
- * A poll's answer as JSON text: the events from their kept JSON (events/event-json.ts), in
- * the envelope of every answer. A fan-out writes thousands of these, one string each.
+ * A poll's answer as JSON text, with its size in bytes: the events from their kept JSON
+ * (events/event-json.ts), in the envelope of every answer. A fan-out writes thousands of
+ * these, one string each.
  */
-export function pollAnswerText(reply: EventsReply, ignored: string[]): string {
-  const events = `"events":${eventsJson(reply.events)}`;
-  return successTextAround(
-    reply.queue_id === undefined ? events : `${events},"queue_id":${stringJson(reply.queue_id)}`,
-    ignored,
-  );
+export function pollAnswerJson(reply: EventsReply, ignored: string[]): JsonText {
+  const events = eventsJson(reply.events);
+  let fields = `${EVENTS_KEY}${events.text}`;
+  let bytes = EVENTS_KEY.length + events.bytes;
+  if (reply.queue_id !== undefined) {
+    const queueId = stringJson(reply.queue_id);
+    fields += `${QUEUE_ID_KEY}${queueId.text}`;
+    bytes += QUEUE_ID_KEY.length + queueId.bytes;
+  }
+  const text = successTextAround(fields, ignored);
+  // The envelope is ASCII, unless it names parameters the client made up.
+  bytes = ignored.length === 0 ? bytes + text.length - fields.length : Buffer.byteLength(text);
+  return { text, bytes };
 }
 
 /**
@@ -91,9 +102,9 @@ export abstract class PollAnswer implements PollSink {
   ) {}
 
   /** The poll's answer now, or undefined when it parked: send or refuse follows. */
-  start(ctx: AppContext, actor: Actor, params: GetEventsParams): string | void {
+  start(ctx: AppContext, actor: Actor, params: GetEventsParams): JsonText | void {
     const started = getEvents(ctx, actor, params, this);
-    if (!(started instanceof ParkedPoll)) return pollAnswerText(started, this.ignored);
+    if (!(started instanceof ParkedPoll)) return pollAnswerJson(started, this.ignored);
     this.parked = started;
     // Read the request to its end now, while the poll waits: node:http would do it when the
     // answer is written (an unread request is dumped on finish), inside a fan-out's answers
@@ -108,7 +119,7 @@ export abstract class PollAnswer implements PollSink {
 
   answer(reply: EventsReply): void {
     this.parked = null;
-    this.send(pollAnswerText(reply, this.ignored));
+    this.send(pollAnswerJson(reply, this.ignored));
   }
 
   fail(err: Error): void {
@@ -116,7 +127,7 @@ export abstract class PollAnswer implements PollSink {
     this.refuse(err);
   }
 
-  protected abstract send(answer: string): void;
+  protected abstract send(answer: JsonText): void;
   protected abstract refuse(err: Error): void;
 }
 
@@ -131,8 +142,8 @@ class PromisedPoll extends PollAnswer {
     super(res, ignored);
   }
 
-  protected send(answer: string): void {
-    this.resolve(jsonReply(answer));
+  protected send(answer: JsonText): void {
+    this.resolve(jsonReply(answer.text));
   }
 
   protected refuse(err: Error): void {
@@ -167,7 +178,7 @@ export const eventsRoutes = [
     handler: ({ ctx, actor, params, res, ignored }) =>
       new Promise((resolve, reject) => {
         const now = new PromisedPoll(res, ignored, resolve, reject).start(ctx, actor, params);
-        if (now) resolve(jsonReply(now));
+        if (now) resolve(jsonReply(now.text));
       }),
   }),
   defineRoute({
