@@ -220,14 +220,40 @@ const STATEMENT_CACHE_SIZE = FREEING_SQLITE_OBJECTS_ABORTS ? Infinity : 500;
 type PreparedStatement = ReturnType<SqliteDatabase['prepare']> & { readonly busy: boolean };
 
 /**
- * A reading statement whose rows are fetched as arrays and made into objects here.
+ * Most parameters a statement is given as the call's own arguments; beyond them (long `in`
+ * lists), as one array, since every argument takes a slot on the stack.
+ */
+const MAX_SPREAD_PARAMETERS = 4096;
+
+/**
+ * A statement as Kysely's driver calls it, given its parameters as separate arguments:
+ * better-sqlite3 reads an array's elements one by one through V8's object API, about 400
+ * instructions each, against a few for an argument (200-row INSERTs of 600 parameters: 35 →
+ * 24 µs each; docs/performance.md, session 53).
+ *
+ * A reading statement's rows are fetched as arrays and made into objects here.
  * better-sqlite3 builds each row object through V8's API, one property at a time; building
  * them in JavaScript, the columns always in one order, was 1.1 to 2.7 times as fast on the
  * same rows (1,000 users rows of 17 columns: 7.6 → 2.8 ms), and every row of a statement
  * then has one object shape. A duplicated column name keeps its last value, as before.
  */
-function readingRowsAsArrays(stmt: SQLite.Statement): PreparedStatement {
-  if (!stmt.reader) return stmt;
+function bindingArguments(stmt: SQLite.Statement): PreparedStatement {
+  const spread = (parameters: readonly unknown[]): readonly unknown[] =>
+    parameters.length <= MAX_SPREAD_PARAMETERS ? parameters : [parameters];
+  const run: PreparedStatement['run'] = (parameters) => stmt.run(...spread(parameters));
+  const iterate: PreparedStatement['iterate'] = (parameters) =>
+    keepForLife(stmt.iterate(...spread(parameters)));
+  if (!stmt.reader) {
+    return {
+      reader: false,
+      get busy() {
+        return stmt.busy;
+      },
+      all: (parameters) => stmt.all(...spread(parameters)),
+      run,
+      iterate,
+    };
+  }
   const columns = stmt.columns().map((c) => c.name);
   const width = columns.length;
   return {
@@ -239,7 +265,7 @@ function readingRowsAsArrays(stmt: SQLite.Statement): PreparedStatement {
       stmt.raw(true);
       let rows: unknown[][];
       try {
-        rows = stmt.all(parameters) as unknown[][];
+        rows = stmt.all(...spread(parameters)) as unknown[][];
       } finally {
         stmt.raw(false);
       }
@@ -252,8 +278,8 @@ function readingRowsAsArrays(stmt: SQLite.Statement): PreparedStatement {
       }
       return out;
     },
-    run: (parameters) => stmt.run(parameters),
-    iterate: (parameters) => keepForLife(stmt.iterate(parameters)),
+    run,
+    iterate,
   };
 }
 
@@ -295,7 +321,7 @@ function reusingStatements(
       }
       const stmt = keepForLife(sqlite.prepare(sql));
       count(stmt);
-      const reading = readingRowsAsArrays(stmt);
+      const reading = bindingArguments(stmt);
       const fresh: KeptStatement = {
         stmt,
         prepared: walSync ? syncingCommits(stmt, reading, sqlite, walSync) : reading,

@@ -123,3 +123,50 @@ test('freeing a better-sqlite3 object aborts on Node 24.19 and later 24.x, and o
   assert.deepEqual(unaffected.map(freeingAborts), [false, false, false, false]);
   assert.equal(FREEING_SQLITE_OBJECTS_ABORTS, freeingAborts(process.versions.node));
 });
+
+test('parameters bind alike however many a statement has, past the spread limit as well', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, data BLOB, big INTEGER)`.execute(
+      store.db,
+    );
+    const rows = [
+      { id: 1, name: 'één', data: Buffer.from([0, 1, 2]), big: 2n ** 40n },
+      { id: 2, name: null, data: null, big: -7 },
+      { id: 3, name: '', data: Buffer.alloc(0), big: 0 },
+    ];
+    await store.db
+      .insertInto('t' as never)
+      .values(rows as never)
+      .execute();
+    const read = await sql<{
+      id: number;
+    }>`SELECT id, name, data, big FROM t ORDER BY id`.execute(store.db);
+    assert.deepEqual(read.rows, [
+      { id: 1, name: 'één', data: Buffer.from([0, 1, 2]), big: 2 ** 40 },
+      { id: 2, name: null, data: null, big: -7 },
+      { id: 3, name: '', data: Buffer.alloc(0), big: 0 },
+    ]);
+    // An `in` list of 4,096 parameters and one of 10,000 (bound as one array), streamed too.
+    for (const size of [4096, 10_000]) {
+      const ids = Array.from({ length: size }, (_, i) => size - i);
+      const found = store.db
+        .selectFrom('t' as never)
+        .select('id' as never)
+        .where('id' as never, 'in', ids as never)
+        .orderBy('id' as never);
+      const left = size === 4096 ? [{ id: 1 }, { id: 2 }, { id: 3 }] : [{ id: 1 }];
+      assert.deepEqual(await found.execute(), left, `${size}`);
+      const streamed: unknown[] = [];
+      for await (const row of found.stream()) streamed.push(row);
+      assert.deepEqual(streamed, left, `${size} streamed`);
+      const deleted = await store.db
+        .deleteFrom('t' as never)
+        .where('id' as never, 'in', ids.filter((id) => id !== 1) as never)
+        .executeTakeFirst();
+      assert.equal(deleted.numDeletedRows, size === 4096 ? 2n : 0n);
+    }
+  } finally {
+    await store.close();
+  }
+});
