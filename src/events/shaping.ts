@@ -172,6 +172,11 @@ type MessageFields = NarrowableMessage & Record<string, unknown>;
  * (marked shared, so its JSON is made once: event-json.ts); it is never changed afterwards.
  */
 const messageForms = new WeakMap<object, Map<string, MessageFields>>();
+/**
+ * A form's key without a topic of its own, by markdown and null avatar: made once, where a key
+ * made for each queue offered a message was a new string for the map to hash each time.
+ */
+const FORM_KEYS = ['00', '01', '10', '11'];
 
 function messageInForm(
   source: MessageFields,
@@ -179,7 +184,8 @@ function messageInForm(
   avatarNull: boolean,
   topic: string | null,
 ): MessageFields {
-  const key = `${markdown ? 1 : 0}${avatarNull ? 1 : 0}${topic ?? ''}`;
+  const form = (markdown ? 2 : 0) + (avatarNull ? 1 : 0);
+  const key = topic === null ? FORM_KEYS[form] : `${FORM_KEYS[form]}${topic}`;
   let forms = messageForms.get(source);
   const known = forms?.get(key);
   if (known) return known;
