@@ -11,7 +11,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:
 import { join } from 'node:path';
 import { authOf, progress, seedOnly, type BenchOptions, type FigureResult } from './lib/common.ts';
 import { createQueues, pollPath, settle, type Poller } from './lib/fanout.ts';
-import { closeAll, HttpConn, openMany } from './lib/poller.ts';
+import { closeAll, HttpConn, openMany, type Resp } from './lib/poller.ts';
 import { RESULTS_DIR, startFloor, startParley, type Server } from './lib/servers.ts';
 import { median, round } from './lib/stats.ts';
 import { sendBody } from './fig2-send.ts';
@@ -110,7 +110,11 @@ async function requestCounts(
 /**
  * Rounds of one send to FANOUT_K parked polls. A measured round counts from the send until
  * the server is idle after the last answer: the send, the answers and node:http's finishing
- * of them, on both sides.
+ * of them, on both sides. After those rounds as many more count the receivers' polls
+ * instead, from the first until the server is idle with every one parked: for Parley the
+ * next poll of a queue after a fan-out, which acknowledges its event (figure 5's re-poll).
+ * They come after, not before each counted send: a count and its dump just before the send
+ * made the send's rounds 10-20 % dearer (session 53).
  */
 async function fanoutCounts(
   counted: Counted,
@@ -119,16 +123,23 @@ async function fanoutCounts(
   parley: boolean,
   rounds: number,
   warmup: number,
-): Promise<{ perRound: number[]; sample: string }> {
+): Promise<{ perRound: number[]; perPoll: number[]; sample: string }> {
   const server = counted.server;
   const conns = await openMany(server.port, pollers.length);
   const sender = await HttpConn.open(server.port);
   const perRound: number[] = [];
+  const perPoll: number[] = [];
   let sample = '';
   try {
-    for (let r = 0; r < warmup + rounds; r++) {
-      const polls = pollers.map((p, i) => conns[i].request('GET', pollPath(p), p.auth));
-      await settle(server, 120_000);
+    for (let r = 0; r < warmup + 2 * rounds; r++) {
+      let polls: Array<Promise<Resp>> = [];
+      const park = async () => {
+        polls = pollers.map((p, i) => conns[i].request('GET', pollPath(p), p.auth));
+        await settle(server, 120_000);
+      };
+      const countsPolls = r >= warmup + rounds;
+      if (countsPolls) perPoll.push((await counted.count(park)) / pollers.length);
+      else await park();
       const round = async () => {
         const sent = sender.request('POST', '/api/v1/messages', trigger.auth, trigger.body(r));
         const answers = await Promise.all(polls);
@@ -144,10 +155,10 @@ async function fanoutCounts(
         }
         await settle(server, 120_000);
       };
-      if (r < warmup) await round();
+      if (r < warmup || countsPolls) await round();
       else perRound.push(await counted.count(round));
     }
-    return { perRound, sample };
+    return { perRound, perPoll, sample };
   } finally {
     closeAll(conns);
     sender.close();
@@ -157,9 +168,15 @@ async function fanoutCounts(
 export async function figureInstructions(opts: BenchOptions): Promise<FigureResult[]> {
   const title = (what: string) => `${what}, instructions under callgrind, Parley vs floor`;
   if (!hasCallgrind()) {
-    return ['1i', '4i'].map((figure) => ({
+    return ['1i', '4i', '5i'].map((figure) => ({
       figure,
-      title: title(figure === '1i' ? 'GET /users/me' : `fan-out round, K=${FANOUT_K}`),
+      title: title(
+        figure === '1i'
+          ? 'GET /users/me'
+          : figure === '4i'
+            ? `fan-out round, K=${FANOUT_K}`
+            : `poll after a fan-out, K=${FANOUT_K}`,
+      ),
       metric: 'instruction ratio',
       value: NaN,
       target: 'report',
@@ -227,23 +244,22 @@ export async function figureInstructions(opts: BenchOptions): Promise<FigureResu
   progress(`figi: fan-out to ${FANOUT_K} under callgrind, Parley`);
   const parleyFan = await start('figi-parley-fanout', true, fan.dataDir);
   let parleyPerRound: number[];
+  let parleyPerPoll: number[];
   let sample: string;
   try {
     const pollers = await createQueues(parleyFan.server, receivers, 8);
-    ({ perRound: parleyPerRound, sample } = await fanoutCounts(
-      parleyFan,
-      pollers,
-      trigger,
-      true,
-      rounds,
-      fanWarmup,
-    ));
+    ({
+      perRound: parleyPerRound,
+      perPoll: parleyPerPoll,
+      sample,
+    } = await fanoutCounts(parleyFan, pollers, trigger, true, rounds, fanWarmup));
   } finally {
     await stop(parleyFan);
   }
   progress(`figi: fan-out to ${FANOUT_K} under callgrind, floor`);
   const floorFan = await start('figi-floor-fanout', false);
   let floorPerRound: number[];
+  let floorPerPoll: number[];
   try {
     floorFan.server.send({ op: 'set', key: 'event', body: sample });
     const floorPollers = receivers.map((u) => ({
@@ -252,7 +268,7 @@ export async function figureInstructions(opts: BenchOptions): Promise<FigureResu
       queueId: '1',
       lastEventId: -1,
     }));
-    ({ perRound: floorPerRound } = await fanoutCounts(
+    ({ perRound: floorPerRound, perPoll: floorPerPoll } = await fanoutCounts(
       floorFan,
       floorPollers,
       trigger,
@@ -289,6 +305,9 @@ export async function figureInstructions(opts: BenchOptions): Promise<FigureResu
     ratioRow(`4i`, `fan-out round, K=${FANOUT_K}`, parleyPerRound, floorPerRound, [
       `thousand instructions a round, floor ${list(floorPerRound, 1000)}, Parley ${list(parleyPerRound, 1000)} (${rounds} rounds after ${fanWarmup}; the send, the answers and their finishing)`,
       `callgrind dumps: ${dir}`,
+    ]),
+    ratioRow('5i', `poll after a fan-out, K=${FANOUT_K}`, parleyPerPoll, floorPerPoll, [
+      `instructions a poll, floor ${list(floorPerPoll, 1)}, Parley ${list(parleyPerPoll, 1)} (${FANOUT_K} polls, until idle, in ${rounds} rounds after the counted sends; Parley's acknowledge the round before's event)`,
     ]),
   ];
 }
