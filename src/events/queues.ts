@@ -79,7 +79,7 @@ interface Delivery {
   started: boolean;
   next: number;
   /** The realm-wide listeners once the recipients are done, with the recipients to skip. */
-  wide: { listeners: Queue[]; recipients: Set<number>; next: number } | null;
+  wide: { listeners: Queue[]; recipients: ReadonlySet<number>; next: number } | null;
   /** The event with each per-user part merged in: recipients given one part share one. */
   merged: Map<object, ParleyEvent> | null;
 }
@@ -89,6 +89,9 @@ interface Delivery {
  * work, and a fan-out to a thousand is offered at once, so it can be answered whole.
  */
 const DELIVERY_CHUNK = 2_000;
+
+/** The recipients to skip of a delivery nobody listens to realm-wide. */
+const NO_RECIPIENTS: ReadonlySet<number> = new Set();
 
 export function badEventQueueId(queueId: string): JsonableError {
   return new JsonableError(`Bad event queue ID: ${queueId}`, 'BAD_EVENT_QUEUE_ID', 400, {
@@ -313,11 +316,17 @@ export class EventQueues {
     }
     const realmWide = notice.realmWide;
     if (realmWide?.publicChannel) {
-      d.wide ??= {
-        listeners: [...(this.realmWide.get(realmWide.realmId) ?? [])],
-        recipients: new Set(users),
-        next: 0,
-      };
+      // The recipients' set only when someone listens realm-wide: a thousand recipients made
+      // a set of a thousand for every message to a public channel (docs/performance.md,
+      // session 53).
+      if (d.wide === null) {
+        const listeners = [...(this.realmWide.get(realmWide.realmId) ?? [])];
+        d.wide = {
+          listeners,
+          recipients: listeners.length === 0 ? NO_RECIPIENTS : new Set(users),
+          next: 0,
+        };
+      }
       const wide = d.wide;
       while (wide.next < wide.listeners.length) {
         if (budget <= 0) return -1;
