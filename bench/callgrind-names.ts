@@ -5,6 +5,14 @@
 // everything they called (inclusive), largest first.
 //
 //   node --import tsx bench/callgrind-names.ts DUMP MAP [ROWS]
+//   node --import tsx bench/callgrind-names.ts DUMP MAP [ROWS] --callees TEXT
+//   node --import tsx bench/callgrind-names.ts DUMP MAP [ROWS] --callers TEXT
+//   node --import tsx bench/callgrind-names.ts DUMP MAP --kinds
+//
+// --callees and --callers list, for each function whose name holds TEXT, what it called or
+// what called it, by the instructions of those calls. --kinds sums own instructions by the
+// kind of code: SQLite, V8's collector, compiler, builtins and API, compiled JavaScript, node
+// and libuv, the C library (docs/performance.md, item 4, session 53).
 //
 // Inclusive counts add a function's own cost to the cost of its calls as callgrind recorded
 // them, so a function that recurses counts its inner calls again (as callgrind_annotate's
@@ -62,9 +70,21 @@ function namer(ranges: AddressRange[]): (name: string) => string {
 function readDump(
   dump: string,
   name: (raw: string) => string,
-): { total: number; own: Map<string, number>; inclusive: Map<string, number> } {
+): {
+  total: number;
+  own: Map<string, number>;
+  inclusive: Map<string, number>;
+  edges: Map<string, Map<string, number>>;
+  objects: Map<string, string>;
+} {
   const own = new Map<string, number>();
   const calls = new Map<string, number>();
+  /** Caller, then callee: the instructions of the caller's calls of it. */
+  const edges = new Map<string, Map<string, number>>();
+  /** Each function's object file (the node binary, a library, better-sqlite3's addon). */
+  const objects = new Map<string, string>();
+  const objectNames = new Map<string, string>();
+  let object = '';
   // Callgrind writes a name once with its number, "(12) name", and "(12)" after that.
   const names = new Map<string, string>();
   const nameOf = (spec: string): string => {
@@ -74,16 +94,27 @@ function readDump(
     return names.get(m[1]) ?? spec;
   };
   let current = '';
+  let callee = '';
   let inCall = false;
   let total = 0;
   for (const line of readFileSync(dump, 'utf8').split('\n')) {
-    if (line.startsWith('fn=')) current = nameOf(line.slice(3));
-    else if (line.startsWith('cfn=')) nameOf(line.slice(4));
+    if (line.startsWith('ob=') || line.startsWith('cob=')) {
+      const m = /^c?ob=\((\d+)\)(?: (.*))?$/.exec(line);
+      if (m?.[2] !== undefined) objectNames.set(m[1], m[2]);
+      if (m && line.startsWith('ob=')) object = objectNames.get(m[1]) ?? '';
+    } else if (line.startsWith('fn=')) {
+      current = nameOf(line.slice(3));
+      objects.set(current, object);
+    } else if (line.startsWith('cfn=')) callee = nameOf(line.slice(4));
     else if (line.startsWith('calls=')) inCall = true;
     else if (/^[0-9+*-]/.test(line)) {
       const cost = Number(line.split(' ')[1] ?? 0);
-      if (inCall) calls.set(current, (calls.get(current) ?? 0) + cost);
-      else {
+      if (inCall) {
+        calls.set(current, (calls.get(current) ?? 0) + cost);
+        let out = edges.get(current);
+        if (!out) edges.set(current, (out = new Map()));
+        out.set(callee, (out.get(callee) ?? 0) + cost);
+      } else {
         own.set(current, (own.get(current) ?? 0) + cost);
         total += cost;
       }
@@ -93,17 +124,42 @@ function readDump(
   const inclusive = new Map<string, number>();
   for (const [fn, cost] of own) inclusive.set(fn, cost + (calls.get(fn) ?? 0));
   for (const [fn, cost] of calls) if (!own.has(fn)) inclusive.set(fn, cost);
-  return { total, own, inclusive };
+  return { total, own, inclusive, edges, objects };
+}
+
+/** The kind of code a function is, by its name and object file (--kinds). */
+function kindOf(fn: string, object: string): string {
+  if (object.includes('better_sqlite3')) return 'SQLite, better-sqlite3';
+  if (fn.startsWith('JS:') || fn.startsWith('RegExp:') || fn.startsWith('0x')) return 'JavaScript';
+  if (/\/lib[^/]*\.so/.test(object)) return 'the C library, other libraries';
+  if (fn.startsWith('Builtins_')) return "V8's builtins";
+  if (/Scaveng|Marking|Sweep|Evacuat|heap::|Heap::|Remembered/.test(fn)) return "V8's collector";
+  if (/compiler::|maglev|Maglev|turboshaft|Parser|Scanner|interpreter::/.test(fn))
+    return "V8's compiler";
+  if (fn.startsWith('v8::')) return "V8's API and runtime";
+  return 'node, libuv, other';
 }
 
 function main(): void {
-  const [dump, map, rowsArg] = process.argv.slice(2);
-  if (!dump || !map) {
-    console.error('usage: node --import tsx bench/callgrind-names.ts DUMP MAP [ROWS]');
+  const args = process.argv.slice(2);
+  const option = (flag: string): string | undefined => {
+    const at = args.indexOf(flag);
+    if (at < 0) return undefined;
+    const [, value] = args.splice(at, 2);
+    return value ?? '';
+  };
+  const calleesOf = option('--callees');
+  const callersOf = option('--callers');
+  const kinds = args.includes('--kinds');
+  const [dump, map, rowsArg] = args.filter((a) => a !== '--kinds');
+  if (!dump || !map || calleesOf === '' || callersOf === '') {
+    console.error(
+      'usage: node --import tsx bench/callgrind-names.ts DUMP MAP [ROWS] [--callees TEXT | --callers TEXT | --kinds]',
+    );
     process.exit(2);
   }
   const rows = Number(rowsArg) || 40;
-  const { total, own, inclusive } = readDump(dump, namer(readMap(map)));
+  const { total, own, inclusive, edges, objects } = readDump(dump, namer(readMap(map)));
   const print = (title: string, costs: Map<string, number>) => {
     console.log(`\n${title}`);
     const top = [...costs].sort((a, b) => b[1] - a[1]).slice(0, rows);
@@ -113,6 +169,33 @@ function main(): void {
     }
   };
   console.log(`${total.toLocaleString('en')} instructions in all`);
+  if (kinds) {
+    const byKind = new Map<string, number>();
+    for (const [fn, cost] of own) {
+      const kind = kindOf(fn, objects.get(fn) ?? '');
+      byKind.set(kind, (byKind.get(kind) ?? 0) + cost);
+    }
+    return print('own instructions by kind of code', byKind);
+  }
+  if (calleesOf !== undefined) {
+    for (const [fn, out] of edges) {
+      if (fn.includes(calleesOf)) print(`what ${fn} called (own ${own.get(fn) ?? 0})`, out);
+    }
+    return;
+  }
+  if (callersOf !== undefined) {
+    const callers = new Map<string, Map<string, number>>();
+    for (const [caller, out] of edges) {
+      for (const [fn, cost] of out) {
+        if (!fn.includes(callersOf)) continue;
+        let into = callers.get(fn);
+        if (!into) callers.set(fn, (into = new Map()));
+        into.set(caller, (into.get(caller) ?? 0) + cost);
+      }
+    }
+    for (const [fn, into] of callers) print(`what called ${fn}`, into);
+    return;
+  }
   print('own instructions', own);
   // V8's trampolines and recursion levels (callgrind's "name'2") would head the inclusive list.
   const javascript = new Map([...inclusive].filter(([fn]) => /^JS:[*^~]?[^']*$/.test(fn)));
