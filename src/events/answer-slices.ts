@@ -31,6 +31,11 @@ const PACE_SAMPLES = 4;
 
 export class AnswerSlices<T> {
   private readonly ready = new Set<T>();
+  /**
+   * The item added last that was not in the set already: a flush that has taken it has
+   * taken every item (the set keeps insertion order).
+   */
+  private newest: T | undefined = undefined;
   private scheduled = false;
   /** The ready set is the rest of a fan-out already being answered in slices. */
   private slicing = false;
@@ -48,13 +53,15 @@ export class AnswerSlices<T> {
 
   /** The poll has events: answer it in the next slice. */
   add(item: T): void {
+    const size = this.ready.size;
     this.ready.add(item);
+    if (this.ready.size !== size) this.newest = item;
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => this.flush());
   }
 
-  /** The poll was answered or went away meanwhile. */
+  /** The poll went away meanwhile. (One answered meanwhile may stay: answer skips it.) */
   delete(item: T): void {
     this.ready.delete(item);
   }
@@ -72,12 +79,14 @@ export class AnswerSlices<T> {
     const started = this.clock();
     let answered = 0;
     let elapsed = 0;
+    let last: T | undefined;
     for (const item of this.ready) {
-      this.ready.delete(item);
+      last = item;
       if (this.answer(item)) answered++;
       elapsed = this.clock() - started;
       if (elapsed >= limitMs) break;
     }
+    this.takeThrough(last);
     if (answered >= PACE_SAMPLE_MIN) {
       if (this.paces.length === PACE_SAMPLES) this.paces.shift();
       this.paces.push(elapsed / answered);
@@ -86,6 +95,28 @@ export class AnswerSlices<T> {
     if (this.slicing) {
       this.scheduled = true;
       setImmediate(() => this.flush());
+    }
+  }
+
+  /**
+   * Take the items a flush went through, up to last, out of the set. Taken one by one as they
+   * were answered, the emptying set was rehashed smaller at every quarter, and the deletes and
+   * rehashes of a 1,000-poll fan-out cost about a thousand instructions a poll
+   * (docs/performance.md, session 53): a flush that went through every item empties it at once.
+   * An item left in the set by mistake costs a second look, which answer turns down; one taken
+   * out by mistake would never be answered, so when last went away meanwhile nothing is taken.
+   */
+  private takeThrough(last: T | undefined): void {
+    if (last === undefined) return;
+    if (last === this.newest) {
+      this.ready.clear();
+      this.newest = undefined;
+      return;
+    }
+    if (!this.ready.has(last)) return;
+    for (const item of this.ready) {
+      this.ready.delete(item);
+      if (item === last) return;
     }
   }
 }

@@ -611,8 +611,12 @@ export class EventQueues {
     q.waiter = null;
   }
 
+  /**
+   * Answer the queue's parked poll with its events. The queue may stay among the ready ones
+   * (answered by a newer poll or a removal): their flush skips a queue without events, and
+   * leaving it there keeps the flush from shrinking the set one poll at a time.
+   */
   private answer(q: Queue): void {
-    this.ready.delete(q);
     const waiter = q.waiter;
     if (!waiter) return;
     this.unpark(q, waiter);
