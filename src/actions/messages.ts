@@ -561,8 +561,8 @@ async function emitMessageEvent(
   // made): a send to a channel of 10,000 makes a handful of them, not 10,000 (and as many
   // flag lists) for the collector to copy while the send is delivered.
   const shared = new Map<number, Record<string, unknown>>();
-  // The recipients' ids are gathered in the same pass: recipients is frozen (a kept read),
-  // where V8's map is slower than on a plain array.
+  // The recipients' ids are gathered in this pass: a map of its own walked the frozen kept
+  // read again, on V8's slower path for frozen arrays.
   const userIds = new Array<number>(recipients.length);
   for (let i = 0; i < recipients.length; i++) {
     const u = recipients[i];

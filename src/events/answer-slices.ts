@@ -64,6 +64,8 @@ export class AnswerSlices<T> {
   /** The poll went away meanwhile. (One answered meanwhile may stay: answer skips it.) */
   delete(item: T): void {
     this.ready.delete(item);
+    // Not kept alive here; a flush then takes its items out one by one.
+    if (item === this.newest) this.newest = undefined;
   }
 
   /** The recent time per answer (ms): Infinity until a slice has set it. */

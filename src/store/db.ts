@@ -226,6 +226,20 @@ type PreparedStatement = ReturnType<SqliteDatabase['prepare']> & { readonly busy
 const MAX_SPREAD_PARAMETERS = 4096;
 
 /**
+ * Whether every parameter binds the same as an argument as inside one array: better-sqlite3
+ * takes an array argument as more parameters and a plain object as named ones, where inside
+ * an array either is refused. A value binds alike unless it is such an object (a buffer is
+ * bound as a blob either way).
+ */
+function bindsAlike(parameters: readonly unknown[]): boolean {
+  for (let i = 0; i < parameters.length; i++) {
+    const p = parameters[i];
+    if (typeof p === 'object' && p !== null && !ArrayBuffer.isView(p)) return false;
+  }
+  return true;
+}
+
+/**
  * A statement as Kysely's driver calls it, given its parameters as separate arguments:
  * better-sqlite3 reads an array's elements one by one through V8's object API, about 400
  * instructions each, against a few for an argument (200-row INSERTs of 600 parameters: 35 →
@@ -239,7 +253,9 @@ const MAX_SPREAD_PARAMETERS = 4096;
  */
 function bindingArguments(stmt: SQLite.Statement): PreparedStatement {
   const spread = (parameters: readonly unknown[]): readonly unknown[] =>
-    parameters.length <= MAX_SPREAD_PARAMETERS ? parameters : [parameters];
+    parameters.length <= MAX_SPREAD_PARAMETERS && bindsAlike(parameters)
+      ? parameters
+      : [parameters];
   const run: PreparedStatement['run'] = (parameters) => stmt.run(...spread(parameters));
   const iterate: PreparedStatement['iterate'] = (parameters) =>
     keepForLife(stmt.iterate(...spread(parameters)));

@@ -170,3 +170,21 @@ test('parameters bind alike however many a statement has, past the spread limit 
     await store.close();
   }
 });
+
+test('a parameter that is a list or an object is refused, as SQLite cannot bind it', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    for (const value of [[2], { a: 1 }, new Date(0)]) {
+      await assert.rejects(
+        sql`SELECT ${value as never} AS x, ${1} AS y`.execute(store.db),
+        /can only bind numbers, strings, bigints, buffers, and null/,
+        JSON.stringify(value),
+      );
+    }
+    // A buffer binds as a blob.
+    const blob = await sql<{ x: Buffer }>`SELECT ${Buffer.from([7])} AS x`.execute(store.db);
+    assert.deepEqual(blob.rows, [{ x: Buffer.from([7]) }]);
+  } finally {
+    await store.close();
+  }
+});
