@@ -12,12 +12,28 @@ import { round, pairedValue, type Pair } from './lib/stats.ts';
 interface Reading {
   rss: number;
   heap: number;
+  /** V8's heap pages in physical memory, by space, and node's memory outside the heap. */
+  parts: Record<string, number>;
 }
 
 async function reading(server: Server): Promise<Reading> {
   const s: ProbeStats = await server.probe('gc');
   // /proc is the kernel's view; the probe's rss is the same number from inside.
-  return { rss: processRssBytes(server.pid) || s.rss, heap: s.heapUsed };
+  return {
+    rss: processRssBytes(server.pid) || s.rss,
+    heap: s.heapUsed,
+    parts: { ...s.heapPhysical, external: s.external },
+  };
+}
+
+/** What each part grew by from one reading to the next, per item, in KB. */
+function partsGrowth(before: Reading, after: Reading, items: number): Record<string, number> {
+  const growth: Record<string, number> = {};
+  for (const [part, bytes] of Object.entries(after.parts)) {
+    const grown = bytes - (before.parts[part] ?? 0);
+    if (grown !== 0) growth[part] = kb(grown / items);
+  }
+  return growth;
 }
 
 /** Bytes per parked poll: open k connections, park one poll each, read, close. */
@@ -33,7 +49,11 @@ async function parkedBytes(server: Server, pollers: Poller[], k: number): Promis
   closeAll(conns);
   polls.forEach((p) => p.catch(() => undefined));
   // The next reading starts by settling; settling here as well only added time to the suite.
-  return { rss: (after.rss - before.rss) / k, heap: (after.heap - before.heap) / k };
+  return {
+    rss: (after.rss - before.rss) / k,
+    heap: (after.heap - before.heap) / k,
+    parts: partsGrowth(before, after, k),
+  };
 }
 
 const kb = (b: number) => round(b / 1024, 2);
@@ -75,6 +95,7 @@ export async function figure6(opts: BenchOptions): Promise<FigureResult[]> {
         parleyParkedKB: kb(p.rss),
         parleyQueueKB: kb(perQueue),
         heapKB: [kb(f.heap), kb(p.heap)],
+        partsKB: { floor: f.parts, parley: p.parts },
       });
     }
     return [

@@ -3,6 +3,7 @@
 // memory, so Parley needs no bench-only code of its own.
 import { createRequire } from 'node:module';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 
 export interface ProbeStats {
@@ -10,6 +11,12 @@ export interface ProbeStats {
   cpuSeconds: number;
   rss: number;
   heapUsed: number;
+  /**
+   * Where the resident memory is, for figure 6: V8's heap pages in physical memory by space
+   * (new_space, old_space, ...), and the memory node's buffers hold outside the heap.
+   */
+  heapPhysical: Record<string, number>;
+  external: number;
   /** SQLite statements run so far (one per query Kysely runs). */
   sqliteStatements: number;
 }
@@ -61,6 +68,10 @@ function stats(): ProbeStats {
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     rss: mem.rss,
     heapUsed: mem.heapUsed,
+    heapPhysical: Object.fromEntries(
+      getHeapSpaceStatistics().map((space) => [space.space_name, space.physical_space_size]),
+    ),
+    external: mem.external,
     sqliteStatements: statements,
   };
 }
