@@ -64,7 +64,16 @@ class PollRequest implements LimitedRequest {
 
 /** Headers gathered for an answer (the rate-limit counts), in the shape `writeHead` takes. */
 class HeaderBag implements HeaderSink {
-  readonly all: OutgoingHttpHeaders = {};
+  /**
+   * Made when the first header comes: with no rate limits a parked poll has none to keep
+   * until it is answered, and an empty object for each was 56 bytes a poll
+   * (docs/performance.md, session 54).
+   */
+  gathered: OutgoingHttpHeaders | null = null;
+
+  get all(): OutgoingHttpHeaders {
+    return (this.gathered ??= {});
+  }
 
   header(name: string, value: string): void {
     this.all[name.toLowerCase()] = value;
@@ -110,6 +119,12 @@ export class DirectListener {
   private open = true;
   /** What each connection's last request here sent and authenticated as. */
   private readonly connections = new WeakMap<Socket, ConnectionState>();
+  /**
+   * The Host header last read and its host name. Connections with the same Host share these
+   * strings: two of their own were 64 bytes a connection (docs/performance.md, session 54).
+   */
+  private lastHost = '';
+  private lastHostname = '';
   /** The routes taken here besides GET /events, by full path. */
   private readonly routes = new Map<string, AnyRoute>();
   /** Answers of the routes that keep them, by caller and query string. */
@@ -141,9 +156,13 @@ export class DirectListener {
     if (conn?.host === host) return conn;
     if (!PLAIN_HOST.test(host)) return null;
     if (!conn) this.connections.set(socket, (conn = new ConnectionState()));
-    const colon = host.indexOf(':');
-    conn.host = host;
-    conn.hostname = colon < 0 ? host : host.slice(0, colon);
+    if (host !== this.lastHost) {
+      const colon = host.indexOf(':');
+      this.lastHost = host;
+      this.lastHostname = colon < 0 ? host : host.slice(0, colon);
+    }
+    conn.host = this.lastHost;
+    conn.hostname = this.lastHostname;
     return conn;
   }
 
@@ -175,7 +194,7 @@ export class DirectListener {
         conn.authenticate(this.ctx, req.headers.authorization, conn.hostname),
       );
     } catch (err) {
-      this.fail(res, headers, err);
+      this.fail(res, headers.gathered, err);
       return true;
     }
     // A known client's actor comes at once: no promise, no turn of the microtask queue.
@@ -189,7 +208,7 @@ export class DirectListener {
         spec
           ? this.run(spec, known, conn, req, res, headers, query)
           : this.poll(known, res, headers, query),
-      (err: unknown) => this.fail(res, headers, err),
+      (err: unknown) => this.fail(res, headers.gathered, err),
     );
     return true;
   }
@@ -197,12 +216,12 @@ export class DirectListener {
   private poll(actor: Actor, res: ServerResponse, headers: HeaderBag, query: string): void {
     try {
       const parsed = parseParams<Record<string, unknown>>(EVENTS_SCHEMA, parseQueryValues(query));
-      const poll = new ListenerPoll(res, this, headers, parsed.ignored);
+      const poll = new ListenerPoll(res, this, headers.gathered, parsed.ignored);
       const answer = poll.start(this.ctx, actor, parsed.values);
       // A parked poll waits on its ListenerPoll alone: this function's frame is gone by then.
       if (answer) writeJson(res, 200, headers.all, answer.text, answer.bytes);
     } catch (err) {
-      this.fail(res, headers, err);
+      this.fail(res, headers.gathered, err);
     }
   }
 
@@ -239,11 +258,11 @@ export class DirectListener {
       };
       answer = kept ? kept.work(this.ctx.db, key, work, isText) : work();
     } catch (err) {
-      return this.fail(res, headers, err);
+      return this.fail(res, headers.gathered, err);
     }
     answer.then(
       (result) => this.answer(res, headers, result),
-      (err: unknown) => this.fail(res, headers, err),
+      (err: unknown) => this.fail(res, headers.gathered, err),
     );
   }
 
@@ -259,11 +278,11 @@ export class DirectListener {
     res.end(answer.body);
   }
 
-  fail(res: ServerResponse, headers: HeaderBag, err: unknown): void {
+  fail(res: ServerResponse, headers: OutgoingHttpHeaders | null, err: unknown): void {
     const known = toClientError(err, this.ctx.log);
     if (res.headersSent) return;
-    Object.assign(headers.all, errorHeaders(known));
-    writeJson(res, known.httpStatus, headers.all, JSON.stringify(known.toJSON()));
+    const all = Object.assign(headers ?? {}, errorHeaders(known));
+    writeJson(res, known.httpStatus, all, JSON.stringify(known.toJSON()));
   }
 }
 
@@ -276,14 +295,15 @@ class ListenerPoll extends PollAnswer {
   constructor(
     res: ServerResponse,
     private readonly listener: DirectListener,
-    private readonly headers: HeaderBag,
-    ignored: string[],
+    /** The rate limits' headers, if any: the bag that gathered them is not kept. */
+    private readonly headers: OutgoingHttpHeaders | null,
+    ignored: readonly string[],
   ) {
     super(res, ignored);
   }
 
   protected send(answer: JsonText): void {
-    writeJson(this.res, 200, this.headers.all, answer.text, answer.bytes);
+    writeJson(this.res, 200, this.headers ?? {}, answer.text, answer.bytes);
   }
 
   protected refuse(err: Error): void {

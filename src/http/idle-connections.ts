@@ -20,6 +20,12 @@ const SWEEP_CHUNK = 1000;
 /** What a sweep last saw of one connection. */
 class Traffic {
   constructor(
+    /**
+     * The connection, held weakly: its handle keeps it alive while open. A `close` listener
+     * to forget it was a third on every socket, and growing that list of listeners from two
+     * took 144 bytes a connection (docs/performance.md, figure 6, session 54).
+     */
+    readonly socket: WeakRef<Socket>,
     /** Bytes read and written, as the sweep last counted them. */
     public bytes: number,
     /** When that count last changed (performance.now, ms). */
@@ -33,6 +39,11 @@ class Traffic {
  */
 type ServedSocket = Socket & { _httpMessage?: ServerResponse<IncomingMessage> | null };
 
+export interface IdleSweep {
+  /** Connections watched: every open one, and closed ones until a sweep passes them. */
+  readonly watched: number;
+}
+
 /**
  * Close the server's connections once quiet for idleMs, with node:http's own keep-alive timer
  * turned off. The sweep stops when the server closes.
@@ -42,30 +53,32 @@ export function closeIdleConnections(
   idleMs: number,
   /** Connections a sweep looks at per macrotask; tests lower it. */
   chunk = SWEEP_CHUNK,
-): void {
+): IdleSweep {
   server.keepAliveTimeout = 0;
-  const watched = new Map<Socket, Traffic>();
-  // One listener for every socket: a closure each would be kept for the connection's life.
-  function forget(this: Socket): void {
-    watched.delete(this);
-  }
+  const watched: Traffic[] = [];
   server.on('connection', (socket: Socket) => {
-    watched.set(socket, new Traffic(0, performance.now()));
-    socket.on('close', forget);
+    watched.push(new Traffic(new WeakRef(socket), 0, performance.now()));
   });
   // A pass looks at `chunk` connections a macrotask: a look is 0.3-1 µs, and 19,000
-  // connections at once held the loop for up to 20 ms.
-  let pass: Iterator<[Socket, Traffic]> | null = null;
+  // connections at once held the loop for up to 20 ms. -1: no pass under way.
+  let next = -1;
   const sweep = (): void => {
-    if (!pass) return;
+    if (next < 0) return;
     const now = performance.now();
     for (let n = 0; n < chunk; n++) {
-      const next = pass.next();
-      if (next.done) {
-        pass = null;
+      if (next >= watched.length) {
+        next = -1;
         return;
       }
-      const [socket, seen] = next.value;
+      const seen = watched[next];
+      const socket = seen.socket.deref();
+      if (socket === undefined || socket.destroyed) {
+        // The last one takes its place, and is looked at next: it was not yet in this pass.
+        const last = watched.pop() as Traffic;
+        if (last !== seen) watched[next] = last;
+        continue;
+      }
+      next++;
       const bytes = socket.bytesRead + socket.bytesWritten;
       if (bytes !== seen.bytes) {
         seen.bytes = bytes;
@@ -78,13 +91,18 @@ export function closeIdleConnections(
   };
   const timer = setInterval(
     () => {
-      if (pass) return;
-      pass = watched.entries();
+      if (next >= 0) return;
+      next = 0;
       sweep();
     },
     Math.max(1, Math.floor(idleMs / SWEEPS_PER_IDLE)),
   ).unref();
   server.on('close', () => clearInterval(timer));
+  return {
+    get watched() {
+      return watched.length;
+    },
+  };
 }
 
 /** A whole request on the socket is waiting for its answer (a parked poll, a slow handler). */

@@ -41,7 +41,7 @@ export interface RouteInput<P, A extends AuthMode> {
   /** The response, for a route that answers later on its own (a parked GET /events). */
   res: ServerResponse;
   /** The request's parameters the route does not know, for a route that writes its own envelope. */
-  ignored: string[];
+  ignored: readonly string[];
 }
 
 export interface RouteSpec<P extends TObject, A extends AuthMode> {
@@ -104,7 +104,7 @@ export function writeJson(
 /** The envelope of every successful answer. */
 export function successBody(
   result: Record<string, unknown>,
-  ignored: string[],
+  ignored: readonly string[],
 ): Record<string, unknown> {
   const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
   if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
@@ -119,7 +119,7 @@ export function isRaw(result: HandlerResult): result is RawReply {
 export function parseRouteParams(
   spec: AnyRoute,
   values: Record<string, string>,
-): { values: Record<string, unknown>; ignored: string[] } {
+): { values: Record<string, unknown>; ignored: readonly string[] } {
   const schema = spec.params as unknown as JsonSchema | undefined;
   return schema
     ? parseParams<Record<string, unknown>>(schema, values)
@@ -127,7 +127,7 @@ export function parseRouteParams(
 }
 
 /** The JSON text of a successful answer. */
-export function successText(result: Record<string, unknown>, ignored: string[]): string {
+export function successText(result: Record<string, unknown>, ignored: readonly string[]): string {
   return JSON.stringify(successBody(result, ignored));
 }
 
@@ -135,7 +135,7 @@ export function successText(result: Record<string, unknown>, ignored: string[]):
  * The same envelope around fields already written as JSON (`"a":1,"b":2`): for answers
  * written by the thousand from text made once (GET /events, events/event-json.ts).
  */
-export function successTextAround(fieldsJson: string, ignored: string[]): string {
+export function successTextAround(fieldsJson: string, ignored: readonly string[]): string {
   let text =
     fieldsJson === ''
       ? '{"result":"success","msg":""'

@@ -29,10 +29,16 @@ export interface JsonSchema {
 /** Deepest JSON nesting accepted inside a parameter; deeper input is hostile, not useful. */
 export const MAX_JSON_DEPTH = 32;
 
+/**
+ * The ignored keys of a request that has none, one list for all: a parked poll keeps its
+ * list, and a new empty one for each was 32 bytes a poll (docs/performance.md, session 54).
+ */
+const NO_IGNORED: readonly string[] = Object.freeze([]);
+
 export interface ParseResult<T> {
   values: T;
   /** Request keys no declared parameter consumed, sorted (for ignored_parameters_unsupported). */
-  ignored: string[];
+  ignored: readonly string[];
 }
 
 interface PropertyPlan {
@@ -68,7 +74,7 @@ interface SchemaPlan {
 interface ShapePlan {
   keys: string[];
   steps: Array<{ property: PropertyPlan; key: string | undefined }>;
-  ignored: string[];
+  ignored: readonly string[];
 }
 
 /**
@@ -155,7 +161,8 @@ export function parseParams<T>(schema: JsonSchema, raw: Record<string, string>):
         ? defaultValue(property.propSchema.default)
         : parsePropertyValue(property, raw[key]);
   }
-  return { values: values as T, ignored: shape.ignored.length === 0 ? [] : [...shape.ignored] };
+  // The shape's own list, kept with it: no request's list is changed by anyone.
+  return { values: values as T, ignored: shape.ignored };
 }
 
 /**
@@ -201,7 +208,8 @@ export function parseEachProperty<T>(
   // A key is consumed when it names a property (two names of one property were refused
   // above), so only a request with more keys than that has any to list.
   const keys = Object.keys(raw);
-  const ignored = keys.length === consumed ? [] : keys.filter((k) => !plan.names.has(k)).sort();
+  const ignored =
+    keys.length === consumed ? NO_IGNORED : keys.filter((k) => !plan.names.has(k)).sort();
   return { values: values as T, ignored };
 }
 

@@ -85,3 +85,33 @@ test('a sweep in chunks closes every quiet connection and keeps the talking and 
     server.close();
   }
 });
+
+test('a sweep forgets connections that closed, whichever side closed them', async () => {
+  const server = createServer((req, res) => res.end('ok'));
+  const sweep = closeIdleConnections(server, IDLE_MS, 2);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  try {
+    const clients = await Promise.all(Array.from({ length: 5 }, () => open(port)));
+    // Each is watched once the server has accepted it, maybe after the client saw it connect.
+    const accepted = (async () => {
+      while (sweep.watched < 5) await sleep(5);
+    })();
+    await within(accepted, CLOSE_WITHIN_MS);
+    assert.equal(sweep.watched, 5);
+    // Closed by the client; the server's sockets close when they read the end.
+    for (const c of clients.slice(0, 3)) c.socket.end();
+    await within(Promise.all(clients.slice(0, 3).map((c) => c.closedAt)), CLOSE_WITHIN_MS);
+    // A pass starts every quarter of the idle time; two of them have gone by.
+    await sleep(IDLE_MS / 2 + 50);
+    assert.equal(sweep.watched, 2);
+    // Quiet past the idle time, the other two are closed by the server and forgotten next.
+    await within(Promise.all(clients.slice(3).map((c) => c.closedAt)), CLOSE_WITHIN_MS);
+    await sleep(IDLE_MS / 2 + 50);
+    assert.equal(sweep.watched, 0);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});

@@ -24,9 +24,11 @@ const schema = Type.Object({
   mode: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Literal('mobile')])),
 }) as unknown as JsonSchema;
 
-type Outcome = { values: [string, unknown][]; ignored: string[] } | { error: unknown };
+type Outcome = { values: [string, unknown][]; ignored: readonly string[] } | { error: unknown };
 
-function outcome(read: () => { values: Record<string, unknown>; ignored: string[] }): Outcome {
+function outcome(
+  read: () => { values: Record<string, unknown>; ignored: readonly string[] },
+): Outcome {
   try {
     const { values, ignored } = read();
     return { values: Object.entries(values), ignored };

@@ -70,7 +70,7 @@ const QUEUE_ID_KEY = ',"queue_id":';
  * (events/event-json.ts), in the envelope of every answer. A fan-out writes thousands of
  * these, one string each.
  */
-export function pollAnswerJson(reply: EventsReply, ignored: string[]): JsonText {
+export function pollAnswerJson(reply: EventsReply, ignored: readonly string[]): JsonText {
   const events = eventsJson(reply.events);
   let fields = `${EVENTS_KEY}${events.text}`;
   let bytes = EVENTS_KEY.length + events.bytes;
@@ -98,7 +98,7 @@ export abstract class PollAnswer implements PollSink {
   constructor(
     protected readonly res: ServerResponse,
     /** The request's unknown parameters, named in its answer. */
-    private readonly ignored: string[],
+    private readonly ignored: readonly string[],
   ) {}
 
   /** The poll's answer now, or undefined when it parked: send or refuse follows. */
@@ -135,7 +135,7 @@ export abstract class PollAnswer implements PollSink {
 class PromisedPoll extends PollAnswer {
   constructor(
     res: ServerResponse,
-    ignored: string[],
+    ignored: readonly string[],
     private readonly resolve: (answer: RawReply) => void,
     private readonly reject: (err: Error) => void,
   ) {
