@@ -32,7 +32,7 @@ import {
   realmMessageSettings,
   senderPlaceholder,
 } from './message-present.ts';
-import { renderMessage, renderingFlags } from './message-render.ts';
+import { renderMessage, renderingFlags, type MessageRendering } from './message-render.ts';
 import { enqueueOutgoingWebhooks } from './outgoing-webhooks.ts';
 import { accessCurrentActor } from './permissions.ts';
 import { BatchQueue, type Outcome } from './group-commit.ts';
@@ -315,13 +315,10 @@ async function planMessage(
       );
   // A message from someone the recipient muted arrives read, as muting marked the older ones.
   const muters = await mutedUsersStore.listMuterIds(db, sender.id);
-  const flags = new Map<number, number>();
-  for (const u of recipients) {
-    let bits = renderingFlags(rendering, u.id, alertWords.get(u.id), participants.has(u.id));
-    if (u.id === sender.id && readBySender) bits |= FLAG_BITS.read;
-    if (muters.has(u.id)) bits |= FLAG_BITS.read;
-    flags.set(u.id, bits);
-  }
+  const flags = recipientFlags(recipients, rendering, alertWords, participants, muters, {
+    senderId: sender.id,
+    readBySender,
+  });
   return {
     actor,
     destination,
@@ -347,6 +344,30 @@ async function planMessage(
     flags,
     echo: { queueId: params.queueId, localId: params.localId },
   };
+}
+
+/**
+ * Each recipient's flag bits. A loop of its own, out of the async planMessage: V8 compiles a
+ * function when its loops make it hot, and planMessage, with its awaits, took TurboFan 12-16 ms
+ * on a background thread, on a server's one core, in the first fan-outs after a start
+ * (docs/performance.md, item 4, session 54). This loop compiles in a fraction of that.
+ */
+function recipientFlags(
+  recipients: readonly RecipientRow[],
+  rendering: MessageRendering,
+  alertWords: Map<number, string[]>,
+  participants: Set<number>,
+  muters: Set<number>,
+  sending: { senderId: number; readBySender: boolean },
+): Map<number, number> {
+  const flags = new Map<number, number>();
+  for (const u of recipients) {
+    let bits = renderingFlags(rendering, u.id, alertWords.get(u.id), participants.has(u.id));
+    if (u.id === sending.senderId && sending.readBySender) bits |= FLAG_BITS.read;
+    if (muters.has(u.id)) bits |= FLAG_BITS.read;
+    flags.set(u.id, bits);
+  }
+  return flags;
 }
 
 /**
@@ -547,6 +568,28 @@ async function emitMessageEvent(
   );
   const message = { ...canonical, __raw_content: row.content };
   const sender = loaded.sender;
+  const { userIds, perUser } = recipientParts(recipients, sender, flags, echo);
+  await hideInaccessibleSender(ctx, work.db, realm, sender, recipients, message, perUser);
+  work.emitOnCommit({ type: 'message', message, flags: [] }, userIds, {
+    perUser,
+    ...(channel
+      ? { realmWide: { realmId: realm.id, publicChannel: channel.invite_only === 0 } }
+      : {}),
+  });
+}
+
+/**
+ * The message event's recipients and each one's part: their flags, whether client_gravatar
+ * may null the avatar, and for the sender's sending queue the local id to echo. Out of the
+ * async emitMessageEvent, as recipientFlags is out of planMessage: with this loop in it,
+ * TurboFan took 26 ms compiling it.
+ */
+function recipientParts(
+  recipients: readonly RecipientRow[],
+  sender: UserRow,
+  flags: Map<number, number>,
+  echo: { queueId?: string; localId?: string },
+): { userIds: number[]; perUser: Record<number, Record<string, unknown>> } {
   const perUser: Record<number, Record<string, unknown>> = {};
   // The answer depends only on the viewer's role (or being the sender), and each call reads
   // the sender's settings again: once per role, not once per recipient of a large channel.
@@ -581,13 +624,7 @@ async function emitMessageEvent(
       ? { ...extra, __local_echo: { queueId: echo.queueId, localId: echo.localId } }
       : extra;
   }
-  await hideInaccessibleSender(ctx, work.db, realm, sender, recipients, message, perUser);
-  work.emitOnCommit({ type: 'message', message, flags: [] }, userIds, {
-    perUser,
-    ...(channel
-      ? { realmWide: { realmId: realm.id, publicChannel: channel.invite_only === 0 } }
-      : {}),
-  });
+  return { userIds, perUser };
 }
 
 /** Limited guests who may not access the sender get the message with a placeholder sender. */
@@ -601,10 +638,7 @@ async function hideInaccessibleSender(
   perUser: Record<number, Record<string, unknown>>,
 ): Promise<void> {
   if (sender.is_bot === 1) return;
-  // A loop, not filter: recipients is a kept read, frozen, and V8's filter takes its slow path
-  // on frozen arrays (28-30 µs for 1,000 against 7; docs/performance.md, session 53).
-  const guests: RecipientRow[] = [];
-  for (const u of recipients) if (isGuest(u)) guests.push(u);
+  const guests = guestsAmong(recipients);
   if (guests.length === 0 || (await guestsSeeEveryone(db, realm.id))) return;
   for (const u of guests) {
     if ((await accessibleUserIdsForLimitedGuest(db, u)).has(sender.id)) continue;
@@ -621,6 +655,18 @@ async function hideInaccessibleSender(
       },
     };
   }
+}
+
+/**
+ * The guests among the recipients. A loop, not filter: recipients is a kept read, frozen, and
+ * V8's filter takes its slow path on frozen arrays (28-30 µs for 1,000 against 7;
+ * docs/performance.md, session 53). Out of the async hideInaccessibleSender, as
+ * recipientFlags is out of planMessage.
+ */
+function guestsAmong(recipients: readonly RecipientRow[]): RecipientRow[] {
+  const guests: RecipientRow[] = [];
+  for (const u of recipients) if (isGuest(u)) guests.push(u);
+  return guests;
 }
 
 /** The oldest message id of each channel, before a change that may move it. */
