@@ -2,7 +2,10 @@
 // answers the bench over the IPC channel with the event-loop delay histogram, CPU and
 // memory, so Parley needs no bench-only code of its own.
 import { createRequire } from 'node:module';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
 
@@ -17,6 +20,11 @@ export interface ProbeStats {
    */
   heapPhysical: Record<string, number>;
   external: number;
+  /**
+   * V8's collections since the window began ('loop-start'): how many of each kind and how
+   * long they held the main thread (ms). Marking on V8's other threads is not in it.
+   */
+  gc: { minor: number; major: number; incremental: number; pausedMs: number };
   /** SQLite statements run so far (one per query Kysely runs). */
   sqliteStatements: number;
 }
@@ -54,6 +62,17 @@ const histogram = monitorEventLoopDelay({ resolution: 5 });
 
 const ms = (ns: number): number => ns / 1e6;
 
+const gcs = { minor: 0, major: 0, incremental: 0, pausedMs: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = (entry as { detail?: { kind?: number } }).detail?.kind;
+    if (kind === constants.NODE_PERFORMANCE_GC_MINOR) gcs.minor++;
+    else if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) gcs.major++;
+    else if (kind === constants.NODE_PERFORMANCE_GC_INCREMENTAL) gcs.incremental++;
+    gcs.pausedMs += entry.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
+
 function stats(): ProbeStats {
   const cpu = process.cpuUsage();
   const mem = process.memoryUsage();
@@ -72,8 +91,35 @@ function stats(): ProbeStats {
       getHeapSpaceStatistics().map((space) => [space.space_name, space.physical_space_size]),
     ),
     external: mem.external,
+    gc: { ...gcs },
     sqliteStatements: statements,
   };
+}
+
+/**
+ * With PARLEY_BENCH_PROFILE=windows, a CPU profile of each window the event loop is sampled
+ * in (figure 4's rounds, figure 7's hold), sampled every 50 µs, written to
+ * bench/results/profiles/window-<kind>-<pid>-<n>.cpuprofile: a K = 1,000 round is 10-20 ms,
+ * lost in a whole run's profile (`--cpu-prof`).
+ */
+const windowProfiles = process.env.PARLEY_BENCH_PROFILE === 'windows' ? new Session() : null;
+let windowsProfiled = 0;
+/** Windows so far, marked in what node prints with PARLEY_BENCH_NODE_ARGS (servers.ts). */
+let windows = 0;
+windowProfiles?.connect();
+windowProfiles?.post('Profiler.enable');
+windowProfiles?.post('Profiler.setSamplingInterval', { interval: 50 });
+
+function stopWindowProfile(): void {
+  windowProfiles?.post('Profiler.stop', (err, result) => {
+    if (err) return;
+    // Every server runs from the project's root, as the statement count above assumes.
+    const dir = join(process.cwd(), 'bench', 'results', 'profiles');
+    mkdirSync(dir, { recursive: true });
+    const kind = process.argv.includes('serve') ? 'parley' : 'floor';
+    const file = `window-${kind}-${process.pid}-${windowsProfiled++}.cpuprofile`;
+    writeFileSync(join(dir, file), JSON.stringify(result.profile));
+  });
 }
 
 if (process.send) {
@@ -81,6 +127,13 @@ if (process.send) {
     if (msg?.op === 'loop-start') {
       histogram.reset();
       histogram.enable();
+      Object.assign(gcs, { minor: 0, major: 0, incremental: 0, pausedMs: 0 });
+      if (process.env.PARLEY_BENCH_NODE_ARGS) process.stdout.write(`--- window ${windows} start\n`);
+      windowProfiles?.post('Profiler.start');
+    }
+    if (msg?.op === 'loop-end') {
+      stopWindowProfile();
+      if (process.env.PARLEY_BENCH_NODE_ARGS) process.stdout.write(`--- window ${windows++} end\n`);
     }
     if (msg?.op === 'gc') {
       const gc = (globalThis as { gc?: () => void }).gc;

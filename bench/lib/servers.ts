@@ -2,7 +2,7 @@
 // is registered so that a failure or Ctrl-C stops them all; servers run pinned to the
 // server core with the probe preloaded.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { ProbeStats } from './probe.ts';
@@ -70,7 +70,13 @@ function wrapServer(name: string, child: ChildProcess, port: number): Server {
   child.stderr?.on('data', (d: Buffer) => {
     if (err.length < 20_000) err += d.toString();
   });
-  child.stdout?.resume();
+  if (process.env.PARLEY_BENCH_NODE_ARGS) {
+    // What node's tracing options print, with the probe's window marks between.
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    child.stdout?.pipe(createWriteStream(join(RESULTS_DIR, `trace-${name}-${child.pid}.out`)));
+  } else {
+    child.stdout?.resume();
+  }
   let nextId = 0;
   const pending = new Map<number, (s: ProbeStats) => void>();
   child.on('message', (m: { id: number; stats: ProbeStats }) => {
@@ -192,6 +198,8 @@ export async function startParley(
       '--expose-gc',
       ...profileArgs(),
       ...(start.nodeArgs ?? []),
+      // Parley's alone: V8's tracing, say (`--trace-opt --trace-deopt`), in trace-*.out.
+      ...(process.env.PARLEY_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       '--import',
       PRELOAD,
       '--import',
