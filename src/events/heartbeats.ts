@@ -59,10 +59,10 @@ export function evenPhases(start: number): (periodMs: number) => number {
 
 export class HeartbeatWheel<T> {
   /**
-   * A slot emptied by removes stays until its tick passes: a queue polling again after each
-   * event leaves its slot and comes back to the same one (its phase fixes the slot for a
-   * whole period), and deleting the slot to make a new one was a map delete, a map insert
-   * and a Set per poll, with the map's table rebuilt every so often for the deletions.
+   * A slot stays until its tick passes, its removed items with it: a queue polling again
+   * after each event leaves its slot and comes back to the same one (its phase fixes the slot
+   * for a whole period), and deleting the slot to make a new one was a map delete, a map
+   * insert and a Set per poll, with the map's table rebuilt every so often for the deletions.
    */
   private readonly slots = new Map<number, Set<T>>();
   /** Items in all slots: with none, no timer keeps the process up. */
@@ -84,6 +84,12 @@ export class HeartbeatWheel<T> {
     private readonly now: () => number,
     /** Called with each due slot's items, in no particular order of slots. */
     private readonly beat: (due: Set<T>) => void,
+    /**
+     * The tick the item's poll is parked at, as add returned it; undefined when none is. An
+     * item removed stays in its slot's set, and the slot's beat skips it unless it is parked
+     * there again.
+     */
+    private readonly parkedAt: (item: T) => number | undefined,
   ) {
     this.timing = heartbeatTiming(config);
     const cycle = this.timing.periodMs * this.timing.tickMs;
@@ -110,16 +116,23 @@ export class HeartbeatWheel<T> {
     const tick = Math.ceil(due / tickMs);
     const slot = this.slots.get(tick);
     if (!slot) this.slots.set(tick, new Set([item]));
-    else if (slot.has(item)) return tick;
-    else slot.add(item);
+    // Still in the slot: removed since (it comes back), or parked there already.
+    else if (slot.has(item)) {
+      if (this.parkedAt(item) === tick) return tick;
+    } else slot.add(item);
     this.items++;
     this.arm(tick);
     return tick;
   }
 
-  /** Take an item out of its slot; one whose slot already fired is in none. */
-  remove(item: T, tick: number): void {
-    if (!this.slots.get(tick)?.delete(item)) return;
+  /**
+   * The item's poll at this tick is no longer parked. It stays in the slot's set: a queue
+   * polling again after each event comes back to the same slot, and a delete from the set and
+   * an add to it again were a third of the wheel's work in a fan-out's answers
+   * (docs/performance.md, session 54). One whose slot already fired is in none.
+   */
+  remove(_item: T, tick: number): void {
+    if (!this.slots.has(tick)) return;
     // With nothing left to beat, no timer keeps the process up.
     if (--this.items === 0 && this.timer) this.disarm();
   }
@@ -159,11 +172,15 @@ export class HeartbeatWheel<T> {
         continue;
       }
       this.slots.delete(tick);
+      // Those removed and not parked here again are left out (a set may lose items while
+      // iterated).
+      for (const item of slot) if (this.parkedAt(item) !== tick) slot.delete(item);
       if (slot.size === 0) continue;
       this.items -= slot.size;
       this.beat(slot);
     }
-    if (next !== Infinity) this.arm(next);
+    // Slots left with removed items alone keep no timer up.
+    if (next !== Infinity && this.items > 0) this.arm(next);
   }
 }
 

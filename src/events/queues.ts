@@ -142,9 +142,10 @@ export class EventQueues {
       env.config,
       () => this.now(),
       (due) => {
-        // Still in the slot; answer() takes it out of the (now deleted) slot harmlessly.
+        // Parked at the slot's tick, each of them; answer() removes it from the fired slot harmlessly.
         for (const q of due) if (q.waiter) this.push(q, HEARTBEAT);
       },
+      (q) => q.waiter?.heartbeatTick,
     );
   }
 

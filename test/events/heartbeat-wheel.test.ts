@@ -9,13 +9,33 @@ import { evenPhases, HeartbeatWheel, heartbeatTiming } from '../../src/events/he
 // A 1 s interval without jitter: beats fall 1,000 - 900 to 1,000 ms after an add, on 2 ms ticks.
 const CONFIG = { heartbeatMinMs: 1000, heartbeatJitterMs: 0 };
 let beats: Array<{ at: number; items: string[] }> = [];
+/** The tick each item is parked at, as the wheel's owner keeps it (queues.ts: each poll's). */
+let parked = new Map<string, number>();
 
 function wheel(): HeartbeatWheel<string> {
   return new HeartbeatWheel<string>(
     CONFIG,
     () => Date.now(),
-    (due) => beats.push({ at: Date.now(), items: [...due].sort() }),
+    (due) => {
+      beats.push({ at: Date.now(), items: [...due].sort() });
+      // Beaten is answered: no longer parked.
+      for (const item of due) parked.delete(item);
+    },
+    (item) => parked.get(item),
   );
+}
+
+/** Park an item as the owner does: the wheel gives its tick, which the owner keeps. */
+function park(w: HeartbeatWheel<string>, item: string, phaseMs: number): number {
+  const tick = w.add(item, phaseMs);
+  parked.set(item, tick);
+  return tick;
+}
+
+/** The item's poll is answered or gone. */
+function unpark(w: HeartbeatWheel<string>, item: string, tick: number): void {
+  parked.delete(item);
+  w.remove(item, tick);
 }
 
 /** Move the mocked clock a millisecond at a time, so each timer runs at its own time. */
@@ -26,6 +46,7 @@ function advance(ms: number): void {
 beforeEach(() => {
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 100_000 });
   beats = [];
+  parked = new Map();
 });
 afterEach(() => mock.timers.reset());
 
@@ -50,7 +71,7 @@ test('an item is beaten at the latest slot of its phase no later than the interv
   // Phase 0: slots at multiples of 900 ms; the latest one up to 100,000 + 998 is 100,800.
   // Ticks count from 99,000, the last multiple of period × tick (1,800 ms) before the wheel's
   // start: 100,800 is 900 ticks of 2 ms after it.
-  const tick = w.add('a', 0);
+  const tick = park(w, 'a', 0);
   assert.equal(tick, 900);
   advance(799);
   assert.deepEqual(beats, []);
@@ -62,12 +83,15 @@ test("on today's clock, ticks stay small integers and slots fall where the phase
   // 2026-11-26 00:00:00 UTC, and the default interval and jitter (125 ms ticks, 50 s period).
   mock.timers.setTime(1_764_115_200_000);
   const due: number[] = [];
+  const parkedAt = new Map<string, number>();
   const w = new HeartbeatWheel<string>(
     { heartbeatMinMs: 45_000, heartbeatJitterMs: 10_000 },
     () => Date.now(),
     () => due.push(Date.now()),
+    (item) => parkedAt.get(item),
   );
   const tick = w.add('a', 20_000);
+  parkedAt.set('a', tick);
   // Counted from 1970 the tick would be 1.4e10, beyond V8's small integers (2^30).
   assert.ok(Number.isInteger(tick) && tick >= 0 && tick < 2 ** 30, String(tick));
   // The latest time at phase 20 s of the 50 s period (counted from 1970, as before) no later
@@ -79,9 +103,9 @@ test("on today's clock, ticks stay small integers and slots fall where the phase
 
 test('items added together on different phases are beaten apart; on the same slot, together', () => {
   const w = wheel();
-  w.add('a', 0);
-  w.add('b', 0);
-  w.add('c', 450);
+  park(w, 'a', 0);
+  park(w, 'b', 0);
+  park(w, 'c', 450);
   advance(1000);
   assert.deepEqual(beats, [
     { at: 100_350, items: ['c'] },
@@ -94,15 +118,15 @@ test('items added together on different phases are beaten apart; on the same slo
 
 test('a removed item is not beaten; removing the last one leaves no timer to fire', () => {
   const w = wheel();
-  const a = w.add('a', 0);
-  const b = w.add('b', 450);
-  w.remove('a', a);
+  const a = park(w, 'a', 0);
+  const b = park(w, 'b', 450);
+  unpark(w, 'a', a);
   advance(1000);
   assert.deepEqual(beats, [{ at: 100_350, items: ['b'] }]);
   beats = [];
-  const c = w.add('c', 0);
+  const c = park(w, 'c', 0);
   const cleared = mock.method(globalThis, 'clearTimeout');
-  w.remove('c', c);
+  unpark(w, 'c', c);
   assert.equal(cleared.mock.callCount(), 1);
   // An item whose slot already fired is in none: removing it again is harmless.
   w.remove('b', b);
@@ -113,29 +137,46 @@ test('a removed item is not beaten; removing the last one leaves no timer to fir
 test('an item taken out and put back in its slot is beaten once; an emptied slot is not beaten', () => {
   const w = wheel();
   // A queue polling again after each event leaves its slot and comes back to the same one.
-  for (let i = 0; i < 3; i++) w.remove('a', w.add('a', 0));
+  for (let i = 0; i < 3; i++) unpark(w, 'a', park(w, 'a', 0));
+  assert.equal(park(w, 'a', 0), 900);
   assert.equal(w.add('a', 0), 900);
-  assert.equal(w.add('a', 0), 900);
-  w.remove('b', w.add('b', 450));
+  unpark(w, 'b', park(w, 'b', 450));
   advance(1000);
   assert.deepEqual(beats, [{ at: 100_800, items: ['a'] }]);
-  // Its slot fired: the item is in none. The wheel counted each item once, so removing the
+  // Its slot fired: the item is in none. The wheel counted each item once (an item put back
+  // in the set it was never taken out of, and one added twice, included), so removing the
   // only one added since leaves it empty, and unarmed.
   w.remove('a', 900);
-  const c = w.add('c', 0);
+  const c = park(w, 'c', 0);
   const cleared = mock.method(globalThis, 'clearTimeout');
-  w.remove('c', c);
+  unpark(w, 'c', c);
   assert.equal(cleared.mock.callCount(), 1);
   beats = [];
   advance(2000);
   assert.deepEqual(beats, []);
 });
 
+test('an item removed and parked again in a later slot is beaten there, not at its old slot', () => {
+  const w = wheel();
+  assert.equal(park(w, 'a', 0), 900);
+  assert.equal(park(w, 'b', 0), 900);
+  // 750 ms on, the latest slot of phase 0 within the interval is the next one, at 101,700.
+  advance(750);
+  unpark(w, 'a', 900);
+  assert.equal(park(w, 'a', 0), 1350);
+  advance(1000);
+  // 'a' is still in the old slot's set, parked elsewhere: that slot beats 'b' alone.
+  assert.deepEqual(beats, [
+    { at: 100_800, items: ['b'] },
+    { at: 101_700, items: ['a'] },
+  ]);
+});
+
 test('after stop nothing is beaten, and adds arm no timer', () => {
   const w = wheel();
-  w.add('a', 0);
+  park(w, 'a', 0);
   w.stop();
-  w.add('b', 0);
+  park(w, 'b', 0);
   advance(5000);
   assert.deepEqual(beats, []);
 });
