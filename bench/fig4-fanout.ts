@@ -263,10 +263,10 @@ export async function figure4(opts: BenchOptions): Promise<FigureResult[]> {
     // after a single warm-up round, the next six K = 1,000 rounds had 12-117 ms of TurboFan
     // compiling each (--trace-opt), against 16-29 ms of the main thread's own work, so they
     // measured the compiler more than the fan-out (docs/performance.md, item 4).
-    // Seven rounds were enough until the send's own code got hot only in the rounds after
-    // them (a send a round): since session 54 the warm-up goes on, up to eight more rounds,
-    // until two rounds of each side in a row run with the server's other threads quiet. In the first
-    // measured round of one run, TurboFan took 12.3 ms compiling the send's `planMessage` on a
+    // Seven rounds were enough until the send's own code got hot only after them (a send a
+    // round): since session 54 the warm-up goes on, up to eight more rounds, until two rounds
+    // of each side in a row run with the server's other threads quiet. In the first measured
+    // round of one run, TurboFan took 12.3 ms compiling the send's `planMessage` on a
     // background thread, and the main thread waited that long (docs/performance.md, item 4).
     const small = targets(parley.seeded.channels[0].id);
     const warmupOthersMs: number[][] = [];

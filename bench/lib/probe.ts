@@ -103,21 +103,20 @@ function stats(): ProbeStats {
  * lost in a whole run's profile (`--cpu-prof`).
  */
 const windowProfiles = process.env.PARLEY_BENCH_PROFILE === 'windows' ? new Session() : null;
-let windowsProfiled = 0;
-/** Windows so far, marked in what node prints with PARLEY_BENCH_NODE_ARGS (servers.ts). */
+/** Windows so far: they number the profiles and the marks in what node prints (servers.ts). */
 let windows = 0;
 windowProfiles?.connect();
 windowProfiles?.post('Profiler.enable');
 windowProfiles?.post('Profiler.setSamplingInterval', { interval: 50 });
 
-function stopWindowProfile(): void {
+function stopWindowProfile(n: number): void {
   windowProfiles?.post('Profiler.stop', (err, result) => {
     if (err) return;
     // Every server runs from the project's root, as the statement count above assumes.
     const dir = join(process.cwd(), 'bench', 'results', 'profiles');
     mkdirSync(dir, { recursive: true });
     const kind = process.argv.includes('serve') ? 'parley' : 'floor';
-    const file = `window-${kind}-${process.pid}-${windowsProfiled++}.cpuprofile`;
+    const file = `window-${kind}-${process.pid}-${n}.cpuprofile`;
     writeFileSync(join(dir, file), JSON.stringify(result.profile));
   });
 }
@@ -132,8 +131,9 @@ if (process.send) {
       windowProfiles?.post('Profiler.start');
     }
     if (msg?.op === 'loop-end') {
-      stopWindowProfile();
-      if (process.env.PARLEY_BENCH_NODE_ARGS) process.stdout.write(`--- window ${windows++} end\n`);
+      stopWindowProfile(windows);
+      if (process.env.PARLEY_BENCH_NODE_ARGS) process.stdout.write(`--- window ${windows} end\n`);
+      windows++;
     }
     if (msg?.op === 'gc') {
       const gc = (globalThis as { gc?: () => void }).gc;

@@ -65,7 +65,7 @@ export class HeartbeatWheel<T> {
    * insert and a Set per poll, with the map's table rebuilt every so often for the deletions.
    */
   private readonly slots = new Map<number, Set<T>>();
-  /** Items in all slots: with none, no timer keeps the process up. */
+  /** Items parked in the slots, not those removed: with none, no timer keeps the process up. */
   private items = 0;
   private timer: NodeJS.Timeout | null = null;
   private timerTick = Infinity;
@@ -126,12 +126,13 @@ export class HeartbeatWheel<T> {
   }
 
   /**
-   * The item's poll at this tick is no longer parked. It stays in the slot's set: a queue
-   * polling again after each event comes back to the same slot, and a delete from the set and
-   * an add to it again were a third of the wheel's work in a fan-out's answers
-   * (docs/performance.md, session 54). One whose slot already fired is in none.
+   * An item parked at this tick (as add returned it) is no longer parked: it is counted out
+   * but stays in the slot's set, which skips it when it fires (parkedAt). A queue polling
+   * again after each event comes back to the same slot, and a delete from the set and an add
+   * to it again were a third of the wheel's work in a fan-out's answers (docs/performance.md,
+   * session 54). An item whose slot already fired was counted out then.
    */
-  remove(_item: T, tick: number): void {
+  remove(tick: number): void {
     if (!this.slots.has(tick)) return;
     // With nothing left to beat, no timer keeps the process up.
     if (--this.items === 0 && this.timer) this.disarm();

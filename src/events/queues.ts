@@ -142,7 +142,7 @@ export class EventQueues {
       env.config,
       () => this.now(),
       (due) => {
-        // Parked at the slot's tick, each of them; answer() removes it from the fired slot harmlessly.
+        // Each is parked at the slot's tick; answer() then removes it from a fired slot harmlessly.
         for (const q of due) if (q.waiter) this.push(q, HEARTBEAT);
       },
       (q) => q.waiter?.heartbeatTick,
@@ -608,7 +608,7 @@ export class EventQueues {
   }
 
   private unpark(q: Queue, waiter: ParkedPoll): void {
-    this.heartbeats.remove(q, waiter.heartbeatTick);
+    this.heartbeats.remove(waiter.heartbeatTick);
     q.waiter = null;
   }
 

@@ -35,7 +35,7 @@ function park(w: HeartbeatWheel<string>, item: string, phaseMs: number): number 
 /** The item's poll is answered or gone. */
 function unpark(w: HeartbeatWheel<string>, item: string, tick: number): void {
   parked.delete(item);
-  w.remove(item, tick);
+  w.remove(tick);
 }
 
 /** Move the mocked clock a millisecond at a time, so each timer runs at its own time. */
@@ -129,7 +129,7 @@ test('a removed item is not beaten; removing the last one leaves no timer to fir
   unpark(w, 'c', c);
   assert.equal(cleared.mock.callCount(), 1);
   // An item whose slot already fired is in none: removing it again is harmless.
-  w.remove('b', b);
+  w.remove(b);
   advance(2000);
   assert.deepEqual(beats, []);
 });
@@ -146,7 +146,7 @@ test('an item taken out and put back in its slot is beaten once; an emptied slot
   // Its slot fired: the item is in none. The wheel counted each item once (an item put back
   // in the set it was never taken out of, and one added twice, included), so removing the
   // only one added since leaves it empty, and unarmed.
-  w.remove('a', 900);
+  w.remove(900);
   const c = park(w, 'c', 0);
   const cleared = mock.method(globalThis, 'clearTimeout');
   unpark(w, 'c', c);
