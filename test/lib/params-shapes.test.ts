@@ -130,3 +130,37 @@ test('a default list or object is a fresh copy each time', () => {
   assert.deepEqual(second.values.narrow, []);
   assert.notEqual(first.values.options, second.values.options);
 });
+
+test('names an object literal cannot hold read as each property in turn reads them', () => {
+  // Built by name (no literal): a dash, a leading digit, and a default among them.
+  const odd = Type.Object({
+    'a-b': Type.Optional(Type.String()),
+    '1x': Type.Optional(Type.Integer()),
+    ok: Type.Optional(Type.Boolean({ default: true })),
+  }) as unknown as JsonSchema;
+  const requests: Array<Array<[string, string]>> = [
+    [['a-b', 'x']],
+    [
+      ['1x', '7'],
+      ['a-b', 'y'],
+    ],
+    [['1x', 'seven']],
+    [],
+  ];
+  for (const entries of requests) {
+    for (let round = 0; round < 2; round++) {
+      assert.deepEqual(
+        outcome(() => parseParams(odd, record(entries))),
+        outcome(() => parseEachProperty(odd, record(entries))),
+        JSON.stringify(entries),
+      );
+    }
+  }
+  assert.deepEqual(
+    Object.entries(parseParams<Record<string, unknown>>(odd, record([['1x', '7']])).values),
+    [
+      ['1x', 7],
+      ['ok', true],
+    ],
+  );
+});
