@@ -242,12 +242,15 @@ export class EventQueues {
   ): EventsReply | ParkedPoll {
     const q = this.own(queueId, userId);
     if (opts.lastEventId !== undefined) q.acknowledge(opts.lastEventId);
-    q.lastTouchMs = this.now();
     // One parked request per queue: the earlier one returns what is queued.
     if (q.waiter) this.answer(q);
     if (q.events.length > 0 || opts.dontBlock || this.closing) {
+      q.lastTouchMs = this.now();
       return this.reply(q, opts.newQueue === true);
     }
+    // A parked poll keeps its queue from expiring, and every way out of parking (answer,
+    // cancel) touches the queue: reading the clock here too was a call into V8's runtime
+    // in every poll (docs/performance.md, figure 5, session 55).
     return this.park(q, sink);
   }
 
