@@ -164,3 +164,32 @@ test('names an object literal cannot hold read as each property in turn reads th
     ],
   );
 });
+
+test('plain strings read as parseParamValue reads them, errors in its order', () => {
+  const text = { type: 'string', minLength: 2, maxLength: 5 } as JsonSchema;
+  const alone = Type.Object({
+    s: Type.String({ minLength: 2, maxLength: 5 }),
+  }) as unknown as JsonSchema;
+  // Too long and holding NUL: the length is named first; too short likewise.
+  for (const value of [
+    'ab',
+    'abcde',
+    'abcdef',
+    'a',
+    '',
+    'a\u0000',
+    'abcdef\u0000',
+    '\u0000',
+    '😀😀',
+  ]) {
+    const expected = outcome(() => ({
+      values: { s: parseParamValue('s', text, value) },
+      ignored: [],
+    }));
+    assert.deepEqual(
+      outcome(() => parseParams(alone, record([['s', value]]))),
+      expected,
+      JSON.stringify(value),
+    );
+  }
+});
