@@ -31,12 +31,23 @@ import {
 } from './lib/proc.ts';
 import { startFloor, type Server } from './lib/servers.ts';
 import { median, percentile, round, pairedValue, type Pair } from './lib/stats.ts';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { sendBody } from './fig2-send.ts';
 
 export interface FanoutRound {
   collected: Collected;
   p99: number;
   last: number;
+  /**
+   * The first receiver's time: what the trigger took before any answer went out (for Parley
+   * the send), apart from the answering after it.
+   */
+  first: number;
+  /**
+   * The bench's own collection pauses (ms) while it took the answers: its loop stamps each
+   * answer's arrival, so a pause there delays the stamps as if the server had been slow.
+   */
+  clientGcMs: number;
   window: CpuWindow;
   loop: ProbeStats['loop'];
   /** The server's collections in the round (from just before the send). */
@@ -74,6 +85,21 @@ const WARMUP_QUIET_ROUNDS = 2;
 /** The other threads' run time in a round (ms); 0 where the kernel keeps no account. */
 const othersRunMs = (r: FanoutRound): number => r.threads?.othersRun ?? 0;
 
+/** The bench process's collection pauses from now: call the result for their sum (ms). */
+function watchClientGc(): () => number {
+  let pausedMs = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) pausedMs += entry.duration;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return () => {
+    // Entries are delivered in a later task: take the ones still buffered.
+    for (const entry of observer.takeRecords()) pausedMs += entry.duration;
+    observer.disconnect();
+    return pausedMs;
+  };
+}
+
 /** Park one poll per receiver, trigger one send, collect every response. */
 export async function fanoutRound(
   t: FanoutTarget,
@@ -91,6 +117,7 @@ export async function fanoutRound(
     await t.server.probe('loop-start');
     const stopProbe = withProbe ? await startLatencyProbe(t.server, 100) : null;
     if (stopProbe) await new Promise((r) => setTimeout(r, 300));
+    const clientGc = watchClientGc();
     const close = watchCpu({ server: t.server.pid, bench: process.pid });
     const cpu0 = (await t.server.probe('stats')).cpuSeconds;
     const threads0 = threadTimes(t.server.pid);
@@ -128,6 +155,8 @@ export async function fanoutRound(
       collected,
       p99: percentile(collected.latencies, 99),
       last: Math.max(0, ...collected.latencies),
+      first: collected.latencies.length > 0 ? Math.min(...collected.latencies) : 0,
+      clientGcMs: clientGc(),
       window,
       loop: after.loop,
       gc: after.gc,
@@ -211,6 +240,7 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
     ...pairedValue(pairs, (m) => m <= 1.5 && bad === 0),
     notes: [
       `p99 ms floor ${rounds.map((r) => fmt(r.floor.p99)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.p99)).join('/')}; last receiver Parley ${rounds.map((r) => fmt(r.parley.last)).join('/')} ms`,
+      `first receiver ms floor ${rounds.map((r) => fmt(r.floor.first)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.first)).join('/')}; the bench's own collections paused it ms floor ${rounds.map((r) => fmt(r.floor.clientGcMs)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.clientGcMs)).join('/')}`,
       ...threadNotes(rounds),
       `errors/dropped/wrong responses: ${bad}`,
       `${rounds.length} rounds (${pairs.filter((x) => x.disturbed).length} disturbed)`,
@@ -220,6 +250,8 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
         floor: {
           p99: fmt(r.floor.p99),
           last: fmt(r.floor.last),
+          first: fmt(r.floor.first),
+          clientGcMs: fmt(r.floor.clientGcMs),
           cpu: r.floor.deliveryCpu,
           threads: r.floor.threads,
           loop: r.floor.loop,
@@ -228,6 +260,8 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
         parley: {
           p99: fmt(r.parley.p99),
           last: fmt(r.parley.last),
+          first: fmt(r.parley.first),
+          clientGcMs: fmt(r.parley.clientGcMs),
           cpu: r.parley.deliveryCpu,
           threads: r.parley.threads,
           loop: r.parley.loop,
