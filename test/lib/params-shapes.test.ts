@@ -98,6 +98,24 @@ test('keys that join alike are not taken for one another', () => {
   assert.deepEqual(parseParams(schema, joined).ignored, ['a\u0000b']);
 });
 
+/** A request of one parameter reads through its shape's plan as parseParamValue reads it. */
+function assertReadsAsParamValue(
+  schema: JsonSchema,
+  name: string,
+  property: JsonSchema,
+  text: string,
+): void {
+  const expected = outcome(() => ({
+    values: { [name]: parseParamValue(name, property, text) },
+    ignored: [],
+  }));
+  assert.deepEqual(
+    outcome(() => parseParams(schema, record([[name, text]]))),
+    expected,
+    JSON.stringify(text),
+  );
+}
+
 test('plain decimal integers read as JSON text reads them', () => {
   const integer = { type: 'integer', minimum: -3, maximum: 1000 } as JsonSchema;
   const alone = Type.Object({
@@ -109,15 +127,7 @@ test('plain decimal integers read as JSON text reads them', () => {
     '-123456789012345',
     '12345678901234567',
   ]) {
-    const expected = outcome(() => ({
-      values: { n: parseParamValue('n', integer, text) },
-      ignored: [],
-    }));
-    assert.deepEqual(
-      outcome(() => parseParams(alone, record([['n', text]]))),
-      expected,
-      text,
-    );
+    assertReadsAsParamValue(alone, 'n', integer, text);
   }
   // -0 reads as JSON.parse reads it.
   assert.ok(Object.is(parseParams<{ n: number }>(alone, record([['n', '-0']])).values.n, -0));
@@ -182,14 +192,6 @@ test('plain strings read as parseParamValue reads them, errors in its order', ()
     '\u0000',
     '😀😀',
   ]) {
-    const expected = outcome(() => ({
-      values: { s: parseParamValue('s', text, value) },
-      ignored: [],
-    }));
-    assert.deepEqual(
-      outcome(() => parseParams(alone, record([['s', value]]))),
-      expected,
-      JSON.stringify(value),
-    );
+    assertReadsAsParamValue(alone, 's', text, value);
   }
 });
