@@ -2,6 +2,7 @@
 // GET /events on its own connection, against a bare node:http server that parks K requests
 // and answers them all on one trigger. During the largest fan-out, the server's event-loop
 // delay and a GET /server_settings probe at 100/s.
+import { PerformanceObserver } from 'node:perf_hooks';
 import {
   authOf,
   progress,
@@ -31,7 +32,6 @@ import {
 } from './lib/proc.ts';
 import { startFloor, type Server } from './lib/servers.ts';
 import { median, percentile, round, pairedValue, type Pair } from './lib/stats.ts';
-import { PerformanceObserver } from 'node:perf_hooks';
 import { sendBody } from './fig2-send.ts';
 
 export interface FanoutRound {
