@@ -82,6 +82,23 @@ interface Delivery {
   wide: { listeners: Queue[]; recipients: ReadonlySet<number>; next: number } | null;
   /** The event with each per-user part merged in: recipients given one part share one. */
   merged: Map<object, ParleyEvent> | null;
+  /** The last shaping of this delivery, reused by the next queue that would shape the same. */
+  shaped: ShapedLast;
+}
+
+/**
+ * What shapeForClient made for one event, client form and delivery context. The queues of a
+ * fan-out come one after another with the same merged event and, clients being interned, mostly
+ * the same client: they take the list made for the one before instead of shaping the message
+ * again, about 900 instructions a queue (docs/performance.md, session 56). Shaped events are
+ * never changed once queued, so queues may share them.
+ */
+interface ShapedLast {
+  event: ParleyEvent | null;
+  client: ClientDescriptor | null;
+  recipient: boolean;
+  emptyTopicName: string;
+  events: ParleyEvent[];
 }
 
 /**
@@ -283,7 +300,14 @@ export class EventQueues {
    */
   deliver(notices: Notice[]): void {
     for (const notice of notices) {
-      this.deliveries.push({ notice, started: false, next: 0, wide: null, merged: null });
+      this.deliveries.push({
+        notice,
+        started: false,
+        next: 0,
+        wide: null,
+        merged: null,
+        shaped: { event: null, client: null, recipient: false, emptyTopicName: '', events: [] },
+      });
     }
     if (!this.deliveryScheduled) this.deliverSome(DELIVERY_CHUNK);
   }
@@ -586,11 +610,34 @@ export class EventQueues {
     if (sameRealm && typeof q.snapshotSeq === 'number' && notice.seq! <= q.snapshotSeq) return;
     const extra = notice.perUser?.[userId];
     const event = extra ? mergedEvent(d, extra) : notice.event;
-    const emptyTopicName = this.topicNames.get(q.realmId)?.name ?? emptyTopicDisplayName('');
     const seq = sameRealm && q.snapshotSeq === undefined ? notice.seq : undefined;
-    for (const e of shapeForClient(event, q.client, { emptyTopicName, recipient, queueId: q.id })) {
+    for (const e of this.shape(d, event, q, recipient)) {
       if (!this.push(q, e, seq)) return;
     }
+  }
+
+  /** The events q receives for event: the last queue's, when it was shaped the same way. */
+  private shape(d: Delivery, event: ParleyEvent, q: Queue, recipient: boolean): ParleyEvent[] {
+    const emptyTopicName = this.topicNames.get(q.realmId)?.name ?? emptyTopicDisplayName('');
+    const last = d.shaped;
+    if (
+      last.event === event &&
+      last.client === q.client &&
+      last.recipient === recipient &&
+      last.emptyTopicName === emptyTopicName
+    ) {
+      return last.events;
+    }
+    const events = shapeForClient(event, q.client, { emptyTopicName, recipient, queueId: q.id });
+    // The sender's part names the queue that sent: only that queue echoes its local id.
+    if ((event as { __local_echo?: unknown }).__local_echo === undefined) {
+      last.event = event;
+      last.client = q.client;
+      last.recipient = recipient;
+      last.emptyTopicName = emptyTopicName;
+      last.events = events;
+    }
+    return events;
   }
 
   /** Append an event; a queue over its cap is dropped, so its client registers again. */

@@ -19,7 +19,11 @@ export interface DeliveryContext {
   emptyTopicName: string;
   /** False when the queue gets a channel message only as a realm-wide listener. */
   recipient: boolean;
-  /** The queue delivered to (the sender's own queue echoes its local message id). */
+  /**
+   * The queue delivered to (the sender's own queue echoes its local message id). Read only for
+   * an event with a `__local_echo` part: queues.ts gives every other event's shaping to the
+   * next queue of the same client form without shaping again.
+   */
   queueId: string;
 }
 

@@ -357,6 +357,28 @@ test('message payload: apply_markdown, client_gravatar and the local echo, per q
   ]);
 });
 
+test('queues of one form after the sending queue get the message without its local id', () => {
+  // Consecutive queues of one client form take the shaping made for the one before
+  // (queues.ts): the sending queue's, which names its local id, must not be taken.
+  const q = new EventQueues(env());
+  const form = { applyMarkdown: true, clientGravatar: false };
+  const sending = open(q, client(form));
+  const other = open(q, client(form));
+  const bob = open(q, client(form), BOB);
+  const message = { id: 1, type: 'private', content: '<p>hi</p>', content_type: 'text/html' };
+  const echo = { queueId: sending, localId: '7.01' };
+  q.deliver([
+    notice({ type: 'message', message, flags: [] }, [ALICE, BOB], {
+      perUser: { [ALICE]: { flags: ['read'], __local_echo: echo }, [BOB]: { flags: [] } },
+    }),
+  ]);
+  assert.deepEqual(take(q, sending), [
+    { type: 'message', message, flags: ['read'], local_message_id: '7.01', id: 0 },
+  ]);
+  assert.deepEqual(take(q, other), [{ type: 'message', message, flags: ['read'], id: 0 }]);
+  assert.deepEqual(take(q, bob, BOB), [{ type: 'message', message, flags: [], id: 0 }]);
+});
+
 test('archived_channels: archiving is an update for aware clients, a deletion for others', () => {
   const q = new EventQueues(env());
   const aware = open(q, client({}, { archived_channels: true }));
