@@ -12,7 +12,7 @@ import {
   installErrorHandling,
   RouteTable,
 } from './http/errors.ts';
-import { registerRoutes, type AnyRoute } from './http/route.ts';
+import { BODY_LIMIT_BYTES, registerRoutes, type AnyRoute } from './http/route.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { createDirectServer, DirectListener } from './http/direct-listener.ts';
 import { PARLEY_VERSION } from './version.ts';
@@ -76,8 +76,6 @@ export const ROUTE_AREAS: AnyRoute[][] = [
   pushTokensRoutes,
   onboardingRoutes,
 ];
-
-export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const limiter = await createRateLimiter(ctx);

@@ -8,11 +8,15 @@
 //
 // The steps are http/route.ts's, through the same helpers: authentication within the rate
 // limits, the query parsed by lib/params.ts against the route's own schema, the route's
-// handler, the same envelope and the same errors. Only GET routes of authenticated users
-// whose path has no :parameters are taken. Whatever this path does not expect (a body, HEAD,
-// another spelling of the path, an unusual Host header, a closing server) goes to Fastify
-// unchanged, which answers it as before. `inject` never reaches this listener: its tests use
-// real sockets (test/http/direct-listener.test.ts, test/events/longpoll.test.ts).
+// handler, the same envelope and the same errors. Only routes of authenticated users whose
+// path has no :parameters are taken: GET without a body, and POST with a form-encoded body
+// within the body limit. A send is a POST: through Fastify, the 0.4-0.6 ms from its request
+// to its handler were a tenth of what a message to a channel of 1,000 took before its first
+// receiver was answered (docs/performance.md, item 4, session 56). Whatever this path does not
+// expect (another content type, a chunked or too large body, HEAD, another spelling of the
+// path, an unusual Host header, a closing server) goes to Fastify unchanged, which answers it
+// as before. `inject` never reaches this listener: its tests use real sockets
+// (test/http/direct-listener.test.ts, test/events/longpoll.test.ts).
 import {
   createServer,
   type IncomingHttpHeaders,
@@ -31,9 +35,10 @@ import { KeptValues } from '../store/kept-values.ts';
 import { ConnectionActor } from './auth.ts';
 import { errorHeaders, toClientError } from './errors.ts';
 import type { HeaderSink, LimitedRequest, RateLimiter } from './rate-limit.ts';
-import { parseQueryValues } from './request-params.ts';
+import { collectFormValues, parseQueryValues } from './request-params.ts';
 import {
   API_PREFIX,
+  BODY_LIMIT_BYTES,
   isRaw,
   parseRouteParams,
   successText,
@@ -125,8 +130,10 @@ export class DirectListener {
    */
   private lastHost = '';
   private lastHostname = '';
-  /** The routes taken here besides GET /events, by full path. */
+  /** The GET routes taken here besides GET /events, by full path. */
   private readonly routes = new Map<string, AnyRoute>();
+  /** The POST routes taken here, by full path. */
+  private readonly formRoutes = new Map<string, AnyRoute>();
   /** Answers of the routes that keep them, by caller and query string. */
   private readonly keptAnswers = new Map<AnyRoute, KeptValues<string, Answer>>();
 
@@ -137,8 +144,9 @@ export class DirectListener {
   ) {
     for (const spec of routes) {
       const path = `${API_PREFIX}${spec.url}`;
-      if (spec.method !== 'GET' || spec.auth !== 'user' || spec.url.includes(':')) continue;
-      if (path === EVENTS_PATH) continue;
+      if (spec.auth !== 'user' || spec.url.includes(':')) continue;
+      if (spec.method === 'POST') this.formRoutes.set(path, spec);
+      if (spec.method !== 'GET' || path === EVENTS_PATH) continue;
       this.routes.set(path, spec);
       // The caller's users and realms rows were read by authentication, before the work.
       if (spec.keepsAnswer)
@@ -171,26 +179,61 @@ export class DirectListener {
     this.open = false;
   }
 
-  /** Take the request if it is a plain GET of a route taken here; false leaves it to Fastify. */
+  /** Take the request if it is a plain one of a route taken here; false leaves it to Fastify. */
   take(req: IncomingMessage, res: ServerResponse): boolean {
-    if (!this.open || req.method !== 'GET') return false;
+    if (!this.open) return false;
+    const method = req.method;
+    if (method !== 'GET' && method !== 'POST') return false;
     const url = req.url ?? '';
     const mark = url.indexOf('?');
     // Told apart without cutting the path out: a cut of 13 characters or more is a sliced
     // string, which V8 compares in its runtime (docs/performance.md, figure 5, session 55).
     const spec =
-      (mark < 0 ? url.length : mark) === EVENTS_PATH.length && url.startsWith(EVENTS_PATH)
-        ? null
-        : this.routes.get(mark < 0 ? url : url.slice(0, mark));
+      method === 'POST'
+        ? this.formRoutes.get(mark < 0 ? url : url.slice(0, mark))
+        : (mark < 0 ? url.length : mark) === EVENTS_PATH.length && url.startsWith(EVENTS_PATH)
+          ? null
+          : this.routes.get(mark < 0 ? url : url.slice(0, mark));
     if (spec === undefined) return false;
     const host = req.headers.host;
     if (host === undefined) return false;
     const conn = this.connectionOf(req.socket, host);
     if (conn === null) return false;
     const length = req.headers['content-length'];
-    if (req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0'))
-      return false;
+    const body = length !== undefined && length !== '0';
+    if (req.headers['transfer-encoding'] !== undefined) return false;
     const query = mark < 0 ? '' : url.slice(mark + 1);
+    if (method === 'GET') {
+      if (body) return false;
+      this.serve(spec, conn, req, res, query, null);
+      return true;
+    }
+    if (!isPlainForm(req.headers['content-type'], body, length)) return false;
+    if (!body) {
+      this.serve(spec!, conn, req, res, query, '');
+      return true;
+    }
+    // The body, whole: node's parser ends it at its Content-Length, or the connection closed.
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => this.serve(spec!, conn, req, res, query, Buffer.concat(chunks).toString()));
+    // A client gone in the middle of its body is answered by nobody, as Fastify answers it.
+    req.on('error', () => undefined);
+    return true;
+  }
+
+  /**
+   * Authenticate and answer: GET /events (spec null) or another route, its parameters from
+   * the query and, for a POST, the form-encoded body (null for a GET).
+   */
+  private serve(
+    spec: AnyRoute | null,
+    conn: ConnectionState,
+    req: IncomingMessage,
+    res: ServerResponse,
+    query: string,
+    form: string | null,
+  ): void {
     const headers = new HeaderBag();
     let actor: Actor | Promise<Actor>;
     try {
@@ -199,22 +242,21 @@ export class DirectListener {
       );
     } catch (err) {
       this.fail(res, headers.gathered, err);
-      return true;
+      return;
     }
     // A known client's actor comes at once: no promise, no turn of the microtask queue.
     if (!(actor instanceof Promise)) {
-      if (spec) this.run(spec, actor, conn, req, res, headers, query);
+      if (spec) this.run(spec, actor, conn, req, res, headers, query, form);
       else this.poll(actor, res, headers, query);
-      return true;
+      return;
     }
     actor.then(
       (known) =>
         spec
-          ? this.run(spec, known, conn, req, res, headers, query)
+          ? this.run(spec, known, conn, req, res, headers, query, form)
           : this.poll(known, res, headers, query),
       (err: unknown) => this.fail(res, headers.gathered, err),
     );
-    return true;
   }
 
   private poll(actor: Actor, res: ServerResponse, headers: HeaderBag, query: string): void {
@@ -238,6 +280,7 @@ export class DirectListener {
     res: ServerResponse,
     headers: HeaderBag,
     query: string,
+    form: string | null,
   ): void {
     const kept = this.keptAnswers.get(spec);
     const key = kept ? conn.answerKey(actor.user.id, query) : '';
@@ -245,7 +288,10 @@ export class DirectListener {
     if (known !== undefined) return this.answer(res, headers, known);
     let answer: Promise<Answer>;
     try {
-      const parsed = parseRouteParams(spec, parseQueryValues(query));
+      const parsed = parseRouteParams(
+        spec,
+        form === null ? parseQueryValues(query) : collectFormValues(query, form),
+      );
       const work = async (): Promise<Answer> => {
         const result = await spec.handler({
           ctx: this.ctx,
@@ -314,6 +360,23 @@ class ListenerPoll extends PollAnswer {
     this.listener.fail(this.res, this.headers, err);
   }
 }
+
+/**
+ * A POST taken here: a form-encoded body of a known length within the body limit, or no body
+ * and no content type. Fastify reads anything else (JSON, multipart, a content type with
+ * parameters) and refuses what it must (413, 415) as it always has.
+ */
+function isPlainForm(
+  contentType: string | undefined,
+  hasBody: boolean,
+  length: string | undefined,
+): boolean {
+  if (contentType === undefined) return !hasBody;
+  if (contentType !== FORM_TYPE) return false;
+  return !hasBody || (/^\d{1,7}$/.test(length!) && Number(length) <= BODY_LIMIT_BYTES);
+}
+
+const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 /**
  * The HTTP server for Fastify's `serverFactory`: what the listener takes goes there, every

@@ -229,10 +229,30 @@ export async function collectRawParams(
       throw new JsonableError('Unsupported Content-Type', 'UNSUPPORTED_MEDIA_TYPE', 415);
     if (typeof body !== 'object' || Array.isArray(body))
       throw badRequest('The request body must hold named parameters');
-    const fromJson = /json/i.test(request.headers['content-type'] ?? '');
-    for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
-      addValue(values, k, v, fromJson);
-    }
+    addBodyValues(
+      values,
+      body as Record<string, unknown>,
+      /json/i.test(request.headers['content-type'] ?? ''),
+    );
   }
   return { values, files };
+}
+
+/** A parsed body's parameters added to the query's: a key in both is given more than once. */
+function addBodyValues(
+  values: Record<string, string>,
+  body: Record<string, unknown>,
+  fromJson: boolean,
+): void {
+  for (const [k, v] of Object.entries(body)) addValue(values, k, v, fromJson);
+}
+
+/**
+ * A form-encoded request's parameters, its query's and its body's, as collectRawParams reads
+ * them through Fastify and @fastify/formbody (both with node:querystring, src/app.ts).
+ */
+export function collectFormValues(query: string, body: string): Record<string, string> {
+  const values = collectQueryValues(parseQuery(query));
+  addBodyValues(values, parseQuery(body), false);
+  return values;
 }

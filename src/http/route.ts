@@ -77,6 +77,8 @@ export function defineRoute<P extends TObject, A extends AuthMode>(
 }
 
 export const API_PREFIX = '/api/v1';
+/** The largest request body read, form-encoded or JSON (src/app.ts, direct-listener.ts). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
 const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
