@@ -208,18 +208,26 @@ export class DirectListener {
       this.serve(spec, conn, req, res, query, null);
       return true;
     }
-    if (!isPlainForm(req.headers['content-type'], body, length)) return false;
-    if (!body) {
-      this.serve(spec!, conn, req, res, query, '');
-      return true;
-    }
-    // The body, whole: node's parser ends it at its Content-Length, or the connection closed.
+    // (A POST's route is never GET /events.)
+    if (spec === null || !isPlainForm(req.headers['content-type'], body, length)) return false;
+    if (body) this.readForm(spec, conn, req, res, query);
+    else this.serve(spec, conn, req, res, query, '');
+    return true;
+  }
+
+  /** Serve a form POST once its body has come whole (node's parser ends it at its length). */
+  private readForm(
+    spec: AnyRoute,
+    conn: ConnectionState,
+    req: IncomingMessage,
+    res: ServerResponse,
+    query: string,
+  ): void {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => this.serve(spec!, conn, req, res, query, Buffer.concat(chunks).toString()));
+    req.on('end', () => this.serve(spec, conn, req, res, query, Buffer.concat(chunks).toString()));
     // A client gone in the middle of its body is answered by nobody, as Fastify answers it.
     req.on('error', () => undefined);
-    return true;
   }
 
   /**

@@ -164,12 +164,33 @@ test('form POSTs on a socket get what Fastify answers, errors included, without 
 test('a send on a socket is stored, answered and delivered as through Fastify', () =>
   withServer(async (live) => {
     const { member, admin } = live.t.fx;
-    const params = { type: 'stream', to: 'general', topic: 'socket', content: 'on the socket' };
     const before = live.fastifyRequests();
+    const registered = await live.call(member, 'POST', '/register', { event_types: ['message'] });
+    assert.equal(registered.status, 200, registered.text);
+    const queueId = registered.body.queue_id as string;
+    const params = {
+      type: 'stream',
+      to: 'general',
+      topic: 'socket',
+      content: 'on the socket',
+      queue_id: queueId,
+      local_id: '7.5',
+    };
     const sent = await live.call(member, 'POST', '/messages', params);
     assert.equal(live.fastifyRequests(), before);
     assert.equal(sent.status, 200, sent.text);
     assert.deepEqual(Object.keys(sent.body), ['result', 'msg', 'id']);
+    // The sending queue has the message, with its local id echoed.
+    const polled = await live.call(member, 'GET', '/events', {
+      queue_id: queueId,
+      last_event_id: -1,
+      dont_block: true,
+    });
+    const events = polled.body.events as Array<Record<string, unknown>>;
+    assert.deepEqual(
+      events.map((e) => [e.type, (e.message as { id: number }).id, e.local_message_id]),
+      [['message', sent.body.id, '7.5']],
+    );
     const read = await live.call(admin, 'GET', `/messages/${String(sent.body.id)}`);
     assert.equal(read.status, 200, read.text);
     const message = read.body.message as Record<string, unknown>;
