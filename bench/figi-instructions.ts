@@ -150,7 +150,10 @@ async function fanoutCounts(
           if (!parley) continue;
           const events = (JSON.parse(a.body.toString()) as { events: Array<{ id: number }> })
             .events;
-          if (events.length !== 1) throw new Error('figi: a poll had other events');
+          // The body goes with the error: the rare run that met this (under load) said no more.
+          if (events.length !== 1) {
+            throw new Error(`figi: a poll had other events: ${a.body.toString().slice(0, 400)}`);
+          }
           pollers[i].lastEventId = events[0].id;
         }
         await settle(server, 120_000);
