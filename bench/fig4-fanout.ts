@@ -13,6 +13,7 @@ import {
 } from './lib/common.ts';
 import {
   collect,
+  collectOwnGarbage,
   createQueues,
   pollPath,
   settle,
@@ -114,6 +115,8 @@ export async function fanoutRound(
       return c.request('GET', pollPath(p), p.auth);
     });
     await settle(t.server);
+    // Before the probe starts, whose process shares the bench's core.
+    collectOwnGarbage();
     await t.server.probe('loop-start');
     const stopProbe = withProbe ? await startLatencyProbe(t.server, 100) : null;
     if (stopProbe) await new Promise((r) => setTimeout(r, 300));
