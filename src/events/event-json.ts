@@ -82,7 +82,7 @@ function fieldsJson(fields: Record<string, unknown>, id: number): string {
 }
 
 /**
- * Shared events' JSON up to the id a reply adds (without the closing brace), made the first
+ * Shared events' JSON up to the value of the id a reply adds (`{…,"id":`), made the first
  * time a reply writes one, with its size in bytes.
  */
 const sharedEventHeads = new WeakMap<object, JsonText>();
@@ -91,11 +91,22 @@ const sharedEventHeads = new WeakMap<object, JsonText>();
 function sharedEventHead(fields: Record<string, unknown>): JsonText | undefined {
   let head = sharedEventHeads.get(fields);
   if (head === undefined && sharedJson.has(fields)) {
-    const text = `{${fieldsJson(fields, 0)}`;
+    const inner = fieldsJson(fields, 0);
+    const text = `{${inner}${inner === '' ? '' : ','}"id":`;
     head = { text, bytes: Buffer.byteLength(text) };
     sharedEventHeads.set(fields, head);
   }
   return head;
+}
+
+/**
+ * A shared event's JSON up to the value of its id (`{…,"id":`), for a reply that writes the id
+ * and the closing brace after it; undefined for an event that is not shared or has an id field
+ * of its own, which eventsJson writes each time.
+ */
+export function sharedEventBeforeId(event: object): JsonText | undefined {
+  const fields = event as Record<string, unknown>;
+  return Object.hasOwn(fields, 'id') ? undefined : sharedEventHead(fields);
 }
 
 /** An event written for one reply; its own id field, if any, holds the queue's id. */
@@ -119,10 +130,10 @@ export function eventsJson(events: readonly NumberedEvent[]): JsonText {
     const { id, event } = events[i];
     const fields = event as unknown as Record<string, unknown>;
     const comma = i === 0 ? '' : ',';
-    const head = Object.hasOwn(fields, 'id') ? undefined : sharedEventHead(fields);
+    const head = sharedEventBeforeId(fields);
     if (head !== undefined) {
       // Past the head everything is ASCII: a byte a character.
-      const tail = `${head.text === '{' ? '' : ','}"id":${id}}`;
+      const tail = `${id}}`;
       text += `${comma}${head.text}${tail}`;
       bytes += comma.length + head.bytes + tail.length;
     } else {

@@ -3,6 +3,7 @@
 // them through the indexes below, and answers their polls.
 import type { ClientDescriptor } from '../lib/event-client.ts';
 import { badRequest } from '../lib/errors.ts';
+import { stringJson, type JsonText } from './event-json.ts';
 import type { ParleyEvent } from './types.ts';
 
 /** An event as a reply carries it: the event, shared by many queues, and this queue's id. */
@@ -21,6 +22,8 @@ export interface EventsReply {
   events: readonly NumberedEvent[];
   /** Present on replies to a parked poll and on the first reply of a queue GET /events created. */
   queue_id?: string;
+  /** queue_id as JSON, when its queue keeps it (Queue.idJson). */
+  queueIdJson?: JsonText;
 }
 
 /** Where a parked poll's outcome goes: the reply it gets, or the error that ends it. */
@@ -66,6 +69,7 @@ export class Queue {
   waiter: ParkedPoll | null = null;
   /** Where in the heartbeat period this queue's heartbeats fall (ms, set when added). */
   heartbeatPhase = 0;
+  private idJsonText: JsonText | null = null;
 
   constructor(
     readonly id: string,
@@ -79,6 +83,15 @@ export class Queue {
     /** Its user may read public channels they are not in (not a guest), as last told. */
     public readsPublicChannels: boolean,
   ) {}
+
+  /**
+   * The id as JSON, which every answer to a parked poll names: made at the first and kept, as
+   * writing it took about 1,000 instructions an answer (docs/performance.md, session 57).
+   * Queues that never answer a parked poll keep nothing.
+   */
+  get idJson(): JsonText {
+    return (this.idJsonText ??= stringJson(this.id));
+  }
 
   /** Append an event with the queue's next id; seq is kept until the snapshot's is known. */
   append(event: ParleyEvent, seq: number | undefined): void {

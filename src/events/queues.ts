@@ -672,7 +672,8 @@ export class EventQueues {
     if (!waiter) return;
     this.unpark(q, waiter);
     q.lastTouchMs = this.now();
-    waiter.sink.answer(this.reply(q, true));
+    // As reply writes it, with the id's JSON that the queue keeps for its parked polls' answers.
+    waiter.sink.answer({ events: q.events.slice(), queue_id: q.id, queueIdJson: q.idJson });
   }
 
   private reply(q: Queue, withQueueId: boolean): EventsReply {

@@ -133,15 +133,15 @@ export function successText(result: Record<string, unknown>, ignored: readonly s
   return JSON.stringify(successBody(result, ignored));
 }
 
+/** The start of every successful answer's envelope, up to its own fields. */
+export const SUCCESS_OPEN = '{"result":"success","msg":""';
+
 /**
  * The same envelope around fields already written as JSON (`"a":1,"b":2`): for answers
  * written by the thousand from text made once (GET /events, events/event-json.ts).
  */
 export function successTextAround(fieldsJson: string, ignored: readonly string[]): string {
-  let text =
-    fieldsJson === ''
-      ? '{"result":"success","msg":""'
-      : `{"result":"success","msg":"",${fieldsJson}`;
+  let text = fieldsJson === '' ? SUCCESS_OPEN : `${SUCCESS_OPEN},${fieldsJson}`;
   if (ignored.length > 0) text += `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}`;
   return `${text}}`;
 }

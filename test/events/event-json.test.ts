@@ -232,3 +232,33 @@ test('an answer counts its bytes as it is written, whatever the text holds', () 
     assert.equal(pollAnswerText(reply, ignored), successText(body, ignored));
   }
 });
+
+test('the answer of one shared event is written from text kept with the event, as any other', () => {
+  const message = { content: '<p>Grüße "q"</p>', id: 41 };
+  markShared(message);
+  const event = { type: 'message', message, flags: [] };
+  markShared(event);
+  const empty = {};
+  markShared(empty);
+  const ownId = { type: 'y', id: 'own' };
+  markShared(ownId);
+  const unshared = { type: 'typing', op: 'start' };
+  // Each event twice with other ids and queue ids: the second answer reuses the kept text.
+  for (const one of [event, empty, ownId, unshared]) {
+    for (const [id, queueId] of [
+      [0, '1764200000:Ab'],
+      [12345, 'café "q"'],
+    ] as const) {
+      const reply: EventsReply = { events: numbered([one], id), queue_id: queueId };
+      const body = { events: [{ ...one, id }], queue_id: queueId };
+      assert.equal(pollAnswerText(reply, []), successText(body, []));
+    }
+  }
+  // Without a queue id, or with ignored parameters, the same event is written the other way.
+  const events = numbered([event], 7);
+  assert.equal(pollAnswerText({ events }, []), successText({ events: [{ ...event, id: 7 }] }, []));
+  assert.equal(
+    pollAnswerText({ events, queue_id: 'q' }, ['x']),
+    successText({ events: [{ ...event, id: 7 }], queue_id: 'q' }, ['x']),
+  );
+});

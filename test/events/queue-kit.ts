@@ -100,7 +100,16 @@ export function takeNumbered(
 
 /** A reply as its JSON shows it. */
 export function flatReply(reply: EventsReply | undefined): Record<string, unknown> | undefined {
-  return reply && { ...reply, events: flat(reply.events) };
+  if (!reply) return undefined;
+  // The JSON of the queue id that an answer may carry is checked here, and left out.
+  const { queueIdJson, ...rest } = reply;
+  if (queueIdJson !== undefined) {
+    assert.deepEqual(queueIdJson, {
+      text: JSON.stringify(reply.queue_id),
+      bytes: Buffer.byteLength(JSON.stringify(reply.queue_id)),
+    });
+  }
+  return { ...rest, events: flat(reply.events) };
 }
 
 /** A reply's events as its JSON shows them: each event's fields with its id. */

@@ -9,12 +9,23 @@ import {
   type GetEventsParams,
   type PollSink,
 } from '../../actions/events.ts';
-import { eventsJson, stringJson, type JsonText } from '../../events/event-json.ts';
+import {
+  eventsJson,
+  sharedEventBeforeId,
+  stringJson,
+  type JsonText,
+} from '../../events/event-json.ts';
 import { CLIENT_CAPABILITIES } from '../../lib/event-client.ts';
 import type { ServerResponse } from 'node:http';
 import type { AppContext } from '../../context.ts';
 import type { Actor } from '../../lib/actor.ts';
-import { defineRoute, JSON_TYPE, successTextAround, type RawReply } from '../route.ts';
+import {
+  defineRoute,
+  JSON_TYPE,
+  SUCCESS_OPEN,
+  successTextAround,
+  type RawReply,
+} from '../route.ts';
 
 /** An answer already written as JSON, envelope included. */
 const jsonReply = (body: string): RawReply => ({ raw: true, contentType: JSON_TYPE, body });
@@ -71,11 +82,18 @@ const QUEUE_ID_KEY = ',"queue_id":';
  * these, one string each.
  */
 export function pollAnswerJson(reply: EventsReply, ignored: readonly string[]): JsonText {
+  if (reply.events.length === 1 && reply.queue_id !== undefined && ignored.length === 0) {
+    const one = oneEventAnswerJson(
+      reply.events[0],
+      reply.queueIdJson ?? stringJson(reply.queue_id),
+    );
+    if (one !== undefined) return one;
+  }
   const events = eventsJson(reply.events);
   let fields = `${EVENTS_KEY}${events.text}`;
   let bytes = EVENTS_KEY.length + events.bytes;
   if (reply.queue_id !== undefined) {
-    const queueId = stringJson(reply.queue_id);
+    const queueId = reply.queueIdJson ?? stringJson(reply.queue_id);
     fields += `${QUEUE_ID_KEY}${queueId.text}`;
     bytes += QUEUE_ID_KEY.length + queueId.bytes;
   }
@@ -83,6 +101,39 @@ export function pollAnswerJson(reply: EventsReply, ignored: readonly string[]): 
   // The envelope is ASCII, unless it names parameters the client made up.
   bytes = ignored.length === 0 ? bytes + text.length - fields.length : Buffer.byteLength(text);
   return { text, bytes };
+}
+
+/** Every answer of one shared event up to the event's id, kept with the event. */
+const oneEventAnswerHeads = new WeakMap<object, JsonText>();
+const ONE_EVENT_OPEN = `${SUCCESS_OPEN},${EVENTS_KEY}[`;
+
+/**
+ * The answer of a parked poll woken by one shared event, the answer of each receiver of a
+ * fan-out: the envelope and the event up to its id are written once for all of them, and each
+ * answer adds its id and queue id to that text. Built as pollAnswerJson builds every answer, it
+ * took about 14 string additions an answer (docs/performance.md, session 57). Undefined for an
+ * event eventsJson writes each time (not shared, or with an id field of its own).
+ */
+function oneEventAnswerJson(
+  { id, event }: EventsReply['events'][number],
+  queue: JsonText,
+): JsonText | undefined {
+  let head = oneEventAnswerHeads.get(event);
+  if (head === undefined) {
+    const beforeId = sharedEventBeforeId(event);
+    if (beforeId === undefined) return undefined;
+    head = {
+      text: `${ONE_EVENT_OPEN}${beforeId.text}`,
+      bytes: ONE_EVENT_OPEN.length + beforeId.bytes,
+    };
+    oneEventAnswerHeads.set(event, head);
+  }
+  // The id and the punctuation are ASCII: a byte a character.
+  const tail = `${id}}]${QUEUE_ID_KEY}${queue.text}}`;
+  return {
+    text: `${head.text}${tail}`,
+    bytes: head.bytes + tail.length - queue.text.length + queue.bytes,
+  };
 }
 
 /**
