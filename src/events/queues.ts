@@ -5,6 +5,7 @@
 // most one parked GET /events; parked polls are answered in slices (answer-slices.ts) and
 // notices offered in chunks, so that one event for thousands of clients never stalls the
 // process.
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Clock } from '../infra/clock.ts';
@@ -150,6 +151,7 @@ export class EventQueues {
         return true;
       },
       () => this.deliveries.length > 0,
+      // node:perf_hooks' own: the global is an accessor, read at every answer of a fan-out.
       env.sliceClock ?? (() => performance.now()),
     );
     this.sequences = new RealmSequences(env.config.eventGapWaitMs, (realmId, lastMissing) =>
