@@ -674,8 +674,10 @@ export class EventQueues {
     if (!waiter) return;
     this.unpark(q, waiter);
     q.lastTouchMs = this.now();
-    // As reply writes it, with the id's JSON that the queue keeps for its parked polls' answers.
-    waiter.sink.answer({ events: q.events.slice(), queue_id: q.id, queueIdJson: q.idJson });
+    const reply = this.reply(q, true);
+    // The id's JSON, which the queue keeps for its parked polls' answers.
+    reply.queueIdJson = q.idJson;
+    waiter.sink.answer(reply);
   }
 
   private reply(q: Queue, withQueueId: boolean): EventsReply {
