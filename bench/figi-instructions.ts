@@ -148,11 +148,12 @@ async function fanoutCounts(
         for (const [i, a] of answers.entries()) {
           if (a.status !== 200) throw new Error(`figi: a poll answered ${a.status}`);
           if (!parley) continue;
-          const events = (JSON.parse(a.body.toString()) as { events: Array<{ id: number }> })
-            .events;
-          // The body goes with the error: the rare run that met this (under load) said no more.
+          const events = (
+            JSON.parse(a.body.toString()) as { events: Array<{ id: number; type: string }> }
+          ).events;
           if (events.length !== 1) {
-            throw new Error(`figi: a poll had other events: ${a.body.toString().slice(0, 400)}`);
+            const got = events.map((e) => `${e.type} ${e.id}`).join(', ');
+            throw new Error(`figi: a poll of round ${r} had other events: ${got}`);
           }
           pollers[i].lastEventId = events[0].id;
         }
@@ -196,8 +197,11 @@ export async function figureInstructions(opts: BenchOptions): Promise<FigureResu
     // --perf-basic-prof: node writes where each compiled function lies, which
     // bench/callgrind-names.ts reads to name callgrind's bare addresses.
     const how = { wrap: callgrind(out(name)), nodeArgs: ['--perf-basic-prof'] };
+    // No heartbeats: under valgrind a round can outlast the heartbeat period on a slow
+    // machine, and a heartbeat queued beside a round's message (session 58) broke the round;
+    // the floor has none either.
     const server = parley
-      ? await startParley(name, dataDir, {}, how)
+      ? await startParley(name, dataDir, { PARLEY_HEARTBEAT_SECONDS: '3600' }, how)
       : await startFloor(name, {}, how);
     return new Counted(server, out(name));
   };
