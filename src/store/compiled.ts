@@ -33,6 +33,18 @@ class Placeholder {
 
 type Db = Kysely<DB>;
 
+/** A query compiled once, and how a call's arguments become its parameters. */
+interface Compiled<R> {
+  query: CompiledQuery<R>;
+  /**
+   * The parameters are the call's arguments themselves, in order (most INSERTs and look-ups
+   * by key): they are handed on as they are. Mapped one by one, the 600 parameters of each
+   * 200-row INSERT of a send's delivery rows took about 450 instructions a row
+   * (docs/performance.md, session 58).
+   */
+  direct: boolean;
+}
+
 export interface CompiledQueryRunner<A extends unknown[], R> {
   /** Every row. */
   all(db: Db, ...args: A): Promise<R[]>;
@@ -124,18 +136,22 @@ function runnerOf<A extends unknown[], R>(
 ): CompiledQueryRunner<A, R> {
   // One compiled form per dialect adapter: a database and its transactions share one adapter,
   // and a WeakMap lets closed databases (tests open many) go.
-  const compiledByAdapter = new WeakMap<object, CompiledQuery<R>>();
-  const compiledFor = (db: Db): CompiledQuery<R> => {
+  const compiledByAdapter = new WeakMap<object, Compiled<R>>();
+  const compiledFor = (db: Db): Compiled<R> => {
     const adapter = db.getExecutor().adapter;
     let compiled = compiledByAdapter.get(adapter);
     if (!compiled) {
       const placeholders = Array.from({ length: arity }, (_, i) => new Placeholder(i));
-      compiled = build(db, ...(placeholders as unknown as A)).compile();
+      const query = build(db, ...(placeholders as unknown as A)).compile();
       const used = new Set(
-        compiled.parameters.filter((p) => p instanceof Placeholder).map((p) => p.position),
+        query.parameters.filter((p) => p instanceof Placeholder).map((p) => p.position),
       );
       // A placeholder the SQL does not carry was used as a value in the build's own logic.
       if (used.size !== arity) throw new Error('compiledQuery: every argument must be a value');
+      const direct =
+        query.parameters.length === arity &&
+        query.parameters.every((p, i) => p instanceof Placeholder && p.position === i);
+      compiled = { query, direct };
       compiledByAdapter.set(adapter, compiled);
     }
     return compiled;
@@ -150,10 +166,10 @@ function runnerOf<A extends unknown[], R>(
     return kept;
   };
   const run = async (db: Db, args: A): Promise<R[]> => {
-    const compiled = compiledFor(db);
-    const parameters = compiled.parameters.map((p) =>
-      p instanceof Placeholder ? args[p.position] : p,
-    );
+    const { query: compiled, direct } = compiledFor(db);
+    const parameters = direct
+      ? args
+      : compiled.parameters.map((p) => (p instanceof Placeholder ? args[p.position] : p));
     const conn = sqliteAtOnce(db);
     const fresh = async (): Promise<R[]> =>
       conn

@@ -53,3 +53,39 @@ test('a compiled read waits for an open transaction and sees only what it commit
     await store.close();
   }
 });
+
+// The build's arguments become the statement's parameters: as they are when the SQL carries
+// them in the order given and nothing else, mapped one by one otherwise.
+const inOrder = compiledQuery(3, (db: Q, id: number, kind: string, name: string) =>
+  db.insertInto('u' as never).values({ id, kind, name } as never),
+);
+const outOfOrder = compiledQuery(2, (db: Q, name: string, kind: string) =>
+  db
+    .selectFrom('u' as never)
+    .select('id' as never)
+    .where('kind' as never, '=', kind as never)
+    .where('name' as never, '=', name as never)
+    .where('id' as never, '>', 1 as never),
+);
+
+test('a compiled query binds its arguments where its SQL puts them, with its own constants', async () => {
+  const store = openSqlite({ source: ':memory:' });
+  try {
+    await sql`CREATE TABLE u (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL)`.execute(
+      store.db,
+    );
+    await inOrder.all(store.db, 1, 'bot', 'ann');
+    await inOrder.all(store.db, 2, 'bot', 'ann');
+    await inOrder.all(store.db, 3, 'ann', 'bot');
+    assert.deepEqual((await sql`SELECT id, kind, name FROM u ORDER BY id`.execute(store.db)).rows, [
+      { id: 1, kind: 'bot', name: 'ann' },
+      { id: 2, kind: 'bot', name: 'ann' },
+      { id: 3, kind: 'ann', name: 'bot' },
+    ]);
+    // kind = 'bot' and name = 'ann' and id > 1: the arguments swapped would find row 3.
+    assert.deepEqual(await outOfOrder.all(store.db, 'ann', 'bot'), [{ id: 2 }]);
+    assert.deepEqual(await outOfOrder.all(store.db, 'bot', 'ann'), [{ id: 3 }]);
+  } finally {
+    await store.close();
+  }
+});
