@@ -56,6 +56,8 @@ export interface FanoutRound {
   probe?: ProbeResult;
   /** Server CPU seconds from the trigger until the last response arrived. */
   deliveryCpu: number;
+  /** Of deliveryCpu, the kernel's (ms), and the minor page faults over the same span. */
+  kernel: { systemMs: number; faults: number };
   /** The server's threads over the same span (ms), where the kernel keeps their account. */
   threads: ThreadTimes | null;
   sample?: string;
@@ -122,7 +124,7 @@ export async function fanoutRound(
     if (stopProbe) await new Promise((r) => setTimeout(r, 300));
     const clientGc = watchClientGc();
     const close = watchCpu({ server: t.server.pid, bench: process.pid });
-    const cpu0 = (await t.server.probe('stats')).cpuSeconds;
+    const before = await t.server.probe('stats');
     const threads0 = threadTimes(t.server.pid);
     const t0 = performance.now();
     const sent = sender.request(
@@ -164,7 +166,11 @@ export async function fanoutRound(
       loop: after.loop,
       gc: after.gc,
       probe,
-      deliveryCpu: after.cpuSeconds - cpu0,
+      deliveryCpu: after.cpuSeconds - before.cpuSeconds,
+      kernel: {
+        systemMs: (after.systemSeconds - before.systemSeconds) * 1000,
+        faults: after.minorFaults - before.minorFaults,
+      },
       threads,
       sample,
     };
@@ -245,6 +251,7 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
       `p99 ms floor ${rounds.map((r) => fmt(r.floor.p99)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.p99)).join('/')}; last receiver Parley ${rounds.map((r) => fmt(r.parley.last)).join('/')} ms`,
       `first receiver ms floor ${rounds.map((r) => fmt(r.floor.first)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.first)).join('/')}; the bench's own collections paused it ms floor ${rounds.map((r) => fmt(r.floor.clientGcMs)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.clientGcMs)).join('/')}`,
       ...threadNotes(rounds),
+      `of its CPU in the kernel ms floor ${rounds.map((r) => fmt(r.floor.kernel.systemMs)).join('/')}, Parley ${rounds.map((r) => fmt(r.parley.kernel.systemMs)).join('/')}; minor page faults floor ${rounds.map((r) => r.floor.kernel.faults).join('/')}, Parley ${rounds.map((r) => r.parley.kernel.faults).join('/')}`,
       `errors/dropped/wrong responses: ${bad}`,
       `${rounds.length} rounds (${pairs.filter((x) => x.disturbed).length} disturbed)`,
     ],
@@ -256,6 +263,7 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
           first: fmt(r.floor.first),
           clientGcMs: fmt(r.floor.clientGcMs),
           cpu: r.floor.deliveryCpu,
+          kernel: r.floor.kernel,
           threads: r.floor.threads,
           loop: r.floor.loop,
           gc: r.floor.gc,
@@ -266,6 +274,7 @@ function summariseK(k: number, rounds: Array<{ floor: FanoutRound; parley: Fanou
           first: fmt(r.parley.first),
           clientGcMs: fmt(r.parley.clientGcMs),
           cpu: r.parley.deliveryCpu,
+          kernel: r.parley.kernel,
           threads: r.parley.threads,
           loop: r.parley.loop,
           gc: r.parley.gc,

@@ -8,6 +8,7 @@ import { progress, seedAndStart, type BenchOptions, type FigureResult } from './
 import { createQueues, pollPath, settle, type Poller } from './lib/fanout.ts';
 import { closeAll, openMany, type HttpConn, type Resp } from './lib/poller.ts';
 import { watchCpu } from './lib/proc.ts';
+import type { ProbeStats } from './lib/probe.ts';
 import { startFloor } from './lib/servers.ts';
 import { round, sleep } from './lib/stats.ts';
 
@@ -68,6 +69,7 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
     const close = watchCpu({ server: parley.server.pid, bench: process.pid });
     await sleep(parkedAt + holdSeconds * 1000 - performance.now());
     const window = close();
+    const collected = gcSince(stats, await parley.server.probe('stats'));
     const { heartbeats, errors, dropped, perSecond, t0 } = held.stop();
     const cpuShare = window.cpu.server / window.wall;
     // Every whole second of the hold, quiet ones included.
@@ -87,7 +89,8 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
     const notes = [
       `${n} polls (open-file limit ${limit}); heartbeat interval ${heartbeatSeconds}s`,
       `${heartbeats} heartbeats; busiest second ${busiest}, mean ${round(mean, 1)}/s over the hold`,
-      `server CPU ${round(window.cpu.server, 2)}s over the second ${round(window.wall, 1)}s (${round((window.cpu.server / Math.max(1, lateBeats)) * 1e6, 0)} µs a heartbeat); foreign ${round(window.foreignShare * 100, 0)}%${window.disturbed ? ' DISTURBED' : ''}`,
+      `server CPU ${round(window.cpu.server, 2)}s over the second ${round(window.wall, 1)}s (${round((window.cpu.server / Math.max(1, lateBeats)) * 1e6, 0)} µs a heartbeat, ${round((window.kernel.server / Math.max(1, lateBeats)) * 1e6, 0)} of them in the kernel); foreign ${round(window.foreignShare * 100, 0)}%${window.disturbed ? ' DISTURBED' : ''}`,
+      `its collections over the second half: ${collected}`,
       `in the ${round(sampled.wall, 1)}s before, with the loop sampled: ${round((sampled.cpu.server / sampled.wall) * 100, 2)}% of a core; foreign ${round(sampled.foreignShare * 100, 0)}%${sampled.disturbed ? ' DISTURBED' : ''}`,
     ];
     const disturbed = window.disturbed || sampled.disturbed ? 1 : 0;
@@ -228,11 +231,13 @@ export async function figure7Floor(opts: BenchOptions): Promise<FigureResult[]> 
     const held = startHolding(conns, pollers);
     // Past the parking's own work: the first heartbeats are due from the start.
     await sleep(Math.min(5000, periodMs / 4));
+    const stats0 = await floor.probe('stats');
     const close = watchCpu({ server: floor.pid, bench: process.pid });
     const beatsBefore = held.counts.heartbeats;
     // One period: every connection's heartbeat once, at Parley's steady rate.
     await sleep(Math.min(holdSeconds * 1000, periodMs));
     const window = close();
+    const collected = gcSince(stats0, await floor.probe('stats'));
     const counts = held.stop();
     const beats = counts.heartbeats - beatsBefore;
     const disturbed = window.disturbed ? 1 : 0;
@@ -247,7 +252,8 @@ export async function figure7Floor(opts: BenchOptions): Promise<FigureResult[]> 
         pairs: 1 - disturbed,
         discarded: disturbed,
         notes: [
-          `${beats} heartbeats in ${round(window.wall, 1)}s (${round(beats / window.wall, 0)}/s, period ${periodMs / 1000}s); server CPU ${round(window.cpu.server, 2)}s, ${round((window.cpu.server / Math.max(1, beats)) * 1e6, 0)} µs a heartbeat; ${counts.errors + counts.dropped} dropped or erroneous; foreign ${round(window.foreignShare * 100, 0)}%${window.disturbed ? ' DISTURBED' : ''}`,
+          `${beats} heartbeats in ${round(window.wall, 1)}s (${round(beats / window.wall, 0)}/s, period ${periodMs / 1000}s); server CPU ${round(window.cpu.server, 2)}s, ${round((window.cpu.server / Math.max(1, beats)) * 1e6, 0)} µs a heartbeat, ${round((window.kernel.server / Math.max(1, beats)) * 1e6, 0)} of them in the kernel; ${counts.errors + counts.dropped} dropped or erroneous; foreign ${round(window.foreignShare * 100, 0)}%${window.disturbed ? ' DISTURBED' : ''}`,
+          `its collections: ${collected}`,
         ],
       },
     ];
@@ -255,4 +261,17 @@ export async function figure7Floor(opts: BenchOptions): Promise<FigureResult[]> 
     closeAll(conns);
     await floor.stop();
   }
+}
+
+/**
+ * The collections between two of the probe's readings, and the minor page faults: V8's work
+ * for what the heartbeats allocate, which the CPU a heartbeat includes, and the kernel's for
+ * the memory V8 touches afresh.
+ */
+function gcSince(before: ProbeStats, after: ProbeStats): string {
+  const minor = after.gc.minor - before.gc.minor;
+  const major = after.gc.major - before.gc.major;
+  const paused = after.gc.pausedMs - before.gc.pausedMs;
+  const faults = after.minorFaults - before.minorFaults;
+  return `${minor} minor, ${major} major, ${round(paused, 1)} ms on the main thread; ${faults} minor page faults`;
 }

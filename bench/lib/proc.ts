@@ -13,14 +13,14 @@ export const hasProc = existsSync('/proc/stat');
 
 /** User + system CPU seconds a process has used so far (children not included). */
 export function processCpuSeconds(pid: number): number {
-  try {
-    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name may contain spaces; fields count from after its closing bracket.
-    const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / HZ;
-  } catch {
-    return 0;
-  }
+  const fields = statFields(pid);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / HZ : 0;
+}
+
+/** Of those, the system (kernel) CPU seconds. */
+function processKernelSeconds(pid: number): number {
+  const fields = statFields(pid);
+  return fields ? Number(fields[12]) / HZ : 0;
 }
 
 /** The fields of /proc/<pid>/stat after the command name, or null if it is gone. */
@@ -239,6 +239,8 @@ export interface CpuWindow {
   wall: number;
   /** CPU seconds of each watched process. */
   cpu: Record<string, number>;
+  /** Of cpu, the kernel's: on a machine slow in the kernel, most of an idle server's. */
+  kernel: Record<string, number>;
   /** Busy CPU seconds of the machine that none of the watched processes used. */
   foreign: number;
   steal: number;
@@ -270,6 +272,7 @@ export function watchCpu(
   const t0 = performance.now();
   const m0 = machineTimes();
   const c0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, processCpuSeconds(p)]));
+  const k0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, processKernelSeconds(p)]));
   const samplers = [...alsoOurs];
   const s0 = samplers.map(([, source]) => source.cpuSeconds());
   // extra: CPU seconds of our processes that ended inside the window (one-shot scripts).
@@ -277,6 +280,9 @@ export function watchCpu(
     const wall = (performance.now() - t0) / 1000;
     const m1 = machineTimes();
     const cpu: Record<string, number> = {};
+    const kernel = Object.fromEntries(
+      Object.entries(pids).map(([k, p]) => [k, processKernelSeconds(p) - k0[k]]),
+    );
     let ours = 0;
     for (const [k, v] of Object.entries(extra)) {
       cpu[k] = v;
@@ -301,6 +307,7 @@ export function watchCpu(
     return {
       wall,
       cpu,
+      kernel,
       foreign,
       steal,
       foreignShare,
