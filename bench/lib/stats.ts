@@ -75,6 +75,10 @@ export function pairedValue(
   };
 }
 
+/** A single run's pass, or null when other load disturbed it: shown, neither met nor missed. */
+export const passUnlessDisturbed = (disturbed: boolean | number, pass: boolean): boolean | null =>
+  disturbed ? null : pass;
+
 export const round = (x: number, digits = 3): number =>
   Number.isFinite(x) ? Number(x.toFixed(digits)) : x;
 
