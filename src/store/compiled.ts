@@ -166,20 +166,20 @@ function runnerOf<A extends unknown[], R>(
     return kept;
   };
   const run = async (db: Db, args: A): Promise<R[]> => {
-    const { query: compiled, direct } = compiledFor(db);
+    const { query, direct } = compiledFor(db);
     const parameters = direct
       ? args
-      : compiled.parameters.map((p) => (p instanceof Placeholder ? args[p.position] : p));
+      : query.parameters.map((p) => (p instanceof Placeholder ? args[p.position] : p));
     const conn = sqliteAtOnce(db);
     const fresh = async (): Promise<R[]> =>
       conn
-        ? (conn.run(compiled.sql, parameters) as R[])
-        : (await db.executeQuery<R>({ ...compiled, parameters })).rows;
+        ? (conn.run(query.sql, parameters) as R[])
+        : (await db.executeQuery<R>({ ...query, parameters })).rows;
     if (!cached) return fresh();
     if (!readTables) {
-      if (writeTarget(compiled.sql) !== undefined || !/^\s*(select|with)\b/i.test(compiled.sql))
+      if (writeTarget(query.sql) !== undefined || !/^\s*(select|with)\b/i.test(query.sql))
         throw new Error('compiledQuery: only a read can be cached');
-      readTables = tablesRead(compiled.sql);
+      readTables = tablesRead(query.sql);
       coveredOnPostgres = readTables.every((t) => POSTGRES_COUNTED.has(t));
     }
     const key = arity === 1 ? args[0] : JSON.stringify(args);
