@@ -239,7 +239,7 @@ export interface CpuWindow {
   wall: number;
   /** CPU seconds of each watched process. */
   cpu: Record<string, number>;
-  /** Of cpu, the kernel's: on a machine slow in the kernel, most of an idle server's. */
+  /** The kernel's part of each watched process's cpu (not of `extra` or the samplers'). */
   kernel: Record<string, number>;
   /** Busy CPU seconds of the machine that none of the watched processes used. */
   foreign: number;

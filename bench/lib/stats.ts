@@ -69,7 +69,7 @@ export function pairedValue(
     value: round(s.median),
     min: round(s.min),
     max: round(s.max),
-    pass: s.pairs > 0 ? passes(s.median) : null,
+    pass: passUnlessDisturbed(s.pairs === 0, passes(s.median)),
     pairs: s.pairs,
     discarded: s.discarded,
   };
