@@ -7,7 +7,13 @@ import { heartbeatTiming } from '../src/events/heartbeats.ts';
 import { progress, seedAndStart, type BenchOptions, type FigureResult } from './lib/common.ts';
 import { createQueues, pollPath, settle, type Poller } from './lib/fanout.ts';
 import { closeAll, openMany, type HttpConn, type Resp } from './lib/poller.ts';
-import { watchCpu } from './lib/proc.ts';
+import {
+  threadTimes,
+  threadTimesSince,
+  watchCpu,
+  type CpuWindow,
+  type ThreadTimes,
+} from './lib/proc.ts';
 import type { ProbeStats } from './lib/probe.ts';
 import { startFloor } from './lib/servers.ts';
 import { passUnlessDisturbed, round, sleep } from './lib/stats.ts';
@@ -67,8 +73,10 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
     const stats = await parley.server.probe('loop-end');
     const sampled = closeSampled();
     const close = watchCpu({ server: parley.server.pid, bench: process.pid });
+    const threads0 = threadTimes(parley.server.pid);
     await sleep(parkedAt + holdSeconds * 1000 - performance.now());
     const window = close();
+    const threads = threadTimesSince(threads0, parley.server.pid);
     const collected = gcSince(stats, await parley.server.probe('stats'));
     const { heartbeats, errors, dropped, perSecond, t0 } = held.stop();
     const cpuShare = window.cpu.server / window.wall;
@@ -91,6 +99,7 @@ export async function figure7(opts: BenchOptions): Promise<FigureResult[]> {
       `${heartbeats} heartbeats; busiest second ${busiest}, mean ${round(mean, 1)}/s over the hold`,
       `server CPU ${round(window.cpu.server, 2)}s over the second ${round(window.wall, 1)}s (${round((window.cpu.server / Math.max(1, lateBeats)) * 1e6, 0)} µs a heartbeat, ${round((window.kernel.server / Math.max(1, lateBeats)) * 1e6, 0)} of them in the kernel); foreign ${round(window.foreignShare * 100, 0)}%${window.disturbed ? ' DISTURBED' : ''}`,
       `its collections over the second half: ${collected}`,
+      wakeupsAndThreads(window, threads),
       `in the ${round(sampled.wall, 1)}s before, with the loop sampled: ${round((sampled.cpu.server / sampled.wall) * 100, 2)}% of a core; foreign ${round(sampled.foreignShare * 100, 0)}%${sampled.disturbed ? ' DISTURBED' : ''}`,
     ];
     const disturbed = window.disturbed || sampled.disturbed ? 1 : 0;
@@ -233,10 +242,12 @@ export async function figure7Floor(opts: BenchOptions): Promise<FigureResult[]> 
     await sleep(Math.min(5000, periodMs / 4));
     const stats0 = await floor.probe('stats');
     const close = watchCpu({ server: floor.pid, bench: process.pid });
+    const threads0 = threadTimes(floor.pid);
     const beatsBefore = held.counts.heartbeats;
     // One period: every connection's heartbeat once, at Parley's steady rate.
     await sleep(Math.min(holdSeconds * 1000, periodMs));
     const window = close();
+    const threads = threadTimesSince(threads0, floor.pid);
     const collected = gcSince(stats0, await floor.probe('stats'));
     const counts = held.stop();
     const beats = counts.heartbeats - beatsBefore;
@@ -254,6 +265,7 @@ export async function figure7Floor(opts: BenchOptions): Promise<FigureResult[]> 
         notes: [
           `${beats} heartbeats in ${round(window.wall, 1)}s (${round(beats / window.wall, 0)}/s, period ${periodMs / 1000}s); server CPU ${round(window.cpu.server, 2)}s, ${round((window.cpu.server / Math.max(1, beats)) * 1e6, 0)} µs a heartbeat, ${round((window.kernel.server / Math.max(1, beats)) * 1e6, 0)} of them in the kernel; ${counts.errors + counts.dropped} dropped or erroneous; foreign ${round(window.foreignShare * 100, 0)}%${window.disturbed ? ' DISTURBED' : ''}`,
           `its collections: ${collected}`,
+          wakeupsAndThreads(window, threads),
         ],
       },
     ];
@@ -274,4 +286,14 @@ function gcSince(before: ProbeStats, after: ProbeStats): string {
   const paused = after.gc.pausedMs - before.gc.pausedMs;
   const faults = after.minorFaults - before.minorFaults;
   return `${minor} minor, ${major} major, ${round(paused, 1)} ms on the main thread; ${faults} minor page faults`;
+}
+
+/**
+ * How often the server's main thread woke, and what its other threads ran: a wakeup costs
+ * an idle process 80-150 µs on a nested virtual machine, and V8's helper threads do the
+ * marking of a full collection, both in the server's CPU (docs/performance.md, session 60).
+ */
+function wakeupsAndThreads(window: CpuWindow, threads: ThreadTimes | null): string {
+  const woke = `its main thread woke ${round(window.wakeups.server / Math.max(0.001, window.wall), 1)} times a second`;
+  return threads ? `${woke}; its other threads ran ${round(threads.othersRun, 0)} ms` : woke;
 }

@@ -23,6 +23,21 @@ function processKernelSeconds(pid: number): number {
   return fields ? Number(fields[12]) / HZ : 0;
 }
 
+/**
+ * Times the process's main thread has gone to sleep and been woken (its voluntary context
+ * switches): for a Node server, each is a turn of the event loop that found nothing to do and
+ * waited. On a nested virtual machine each costs the process 80-150 µs of CPU, which a server
+ * waking for timers of its own pays where the floor does not (docs/performance.md, session 60).
+ */
+function mainThreadWakeups(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+    return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 /** The fields of /proc/<pid>/stat after the command name, or null if it is gone. */
 function statFields(pid: string | number): string[] | null {
   try {
@@ -241,6 +256,8 @@ export interface CpuWindow {
   cpu: Record<string, number>;
   /** The kernel's part of each watched process's cpu (not of `extra` or the samplers'). */
   kernel: Record<string, number>;
+  /** Each watched process's main-thread wakeups (mainThreadWakeups) over the window. */
+  wakeups: Record<string, number>;
   /** Busy CPU seconds of the machine that none of the watched processes used. */
   foreign: number;
   steal: number;
@@ -273,6 +290,7 @@ export function watchCpu(
   const m0 = machineTimes();
   const c0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, processCpuSeconds(p)]));
   const k0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, processKernelSeconds(p)]));
+  const w0 = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, mainThreadWakeups(p)]));
   const samplers = [...alsoOurs];
   const s0 = samplers.map(([, source]) => source.cpuSeconds());
   // extra: CPU seconds of our processes that ended inside the window (one-shot scripts).
@@ -282,6 +300,9 @@ export function watchCpu(
     const cpu: Record<string, number> = {};
     const kernel = Object.fromEntries(
       Object.entries(pids).map(([k, p]) => [k, processKernelSeconds(p) - k0[k]]),
+    );
+    const wakeups = Object.fromEntries(
+      Object.entries(pids).map(([k, p]) => [k, mainThreadWakeups(p) - w0[k]]),
     );
     let ours = 0;
     for (const [k, v] of Object.entries(extra)) {
@@ -308,6 +329,7 @@ export function watchCpu(
       wall,
       cpu,
       kernel,
+      wakeups,
       foreign,
       steal,
       foreignShare,
