@@ -32,8 +32,9 @@ export interface IdleCollectorOptions {
   /** Bytes allocated in the young generation since the last idle collection, at least. */
   minAllocatedBytes: number;
   /**
-   * What the largest burst (the growth from one idle look to the next) counts for an
-   * interval later: the burst to keep room for is the largest of the last few seconds.
+   * What the largest burst (the growth from one idle look to the next) counts for at the
+   * next look: the burst to keep room for is the largest of the last few seconds of work, or
+   * minutes of quiet.
    */
   burstDecay: number;
   /** Room in the young generation always kept, bursts or not (tests use it to collect at once). */
@@ -49,21 +50,20 @@ export interface IdleCollector {
 }
 
 /**
- * Looked at every 25 ms while the loop works and may have something to collect, so that the
- * idle moment after a burst of work is seen within 25-50 ms: with looks every 100 ms, a
- * thousand polls parking ran into the look after them, the collection waited for the next,
- * and the fan-out that came 200 ms after the polls met the scavenge instead in a third of
- * figure 4's rounds (docs/performance-history.md, session 26). Ten times a second after an
- * idle look, and while the loop works with nothing to collect. An idle loop with nothing to
- * collect is looked at less and less often, down to once in 1.6 s: an idle server woke ten
- * times a second for it, about 0.4 % of a core in all (docs/performance.md, session 25), and
- * a burst brings the looks back within that. Idle: under 1 % busy. Only a young generation
- * with less room than the bursts need is collected: a steady trickle of work with idle
- * moments between (19,000 parked polls and their heartbeats, 8 ticks a second, half a
- * megabyte a look) otherwise had a collection every megabyte, four times V8's own, each
- * copying the polls parked since the last and promoting them no sooner: 1.1 % of a core more
- * in figure 7's hold (docs/performance.md). Decaying by 1 % every 100 ms, a burst counts half
- * after 7 s.
+ * Looked at every 25 ms while the loop works, so that the idle moment after a burst of work is
+ * seen within 25-50 ms: with looks every 100 ms, a thousand polls parking ran into the look
+ * after them, the collection waited for the next, and the fan-out that came 200 ms after the
+ * polls met the scavenge instead in a third of figure 4's rounds (docs/performance-history.md,
+ * session 26). Ten times a second after an idle look. An idle loop with nothing to collect is
+ * looked at less and less often, down to once in 1.6 s: an idle server woke ten times a
+ * second for it, about 0.4 % of a core in all (docs/performance.md, session 25), and a burst
+ * brings the looks back within that. Idle: under 1 % busy. Only a young generation with less
+ * room than the bursts need is collected: a steady trickle of work with idle moments between
+ * (19,000 parked polls and their heartbeats, 8 ticks a second, half a megabyte a look)
+ * otherwise had a collection every megabyte, four times V8's own, each copying the polls
+ * parked since the last and promoting them no sooner: 1.1 % of a core more in figure 7's
+ * hold (docs/performance.md). Decaying by 1 % an idle look, a burst counts half after 69 of
+ * them, 7 s of looks a tenth of a second apart.
  */
 const IDLE_GC_DEFAULTS: IdleCollectorOptions = {
   intervalMs: 100,
@@ -135,11 +135,6 @@ export function nextBurst(burst: number, growth: number, capacity: number, decay
   return Math.max(growth <= capacity ? growth : 0, burst * decay);
 }
 
-/** The wait after a look that found nothing to collect: twice the last, up to the quiet one. */
-function quieter(delay: number, options: IdleCollectorOptions): number {
-  return Math.min(delay * 2, options.quietIntervalMs);
-}
-
 /** Start collecting while idle; null when this runtime gives no way to ask for a scavenge. */
 export function startIdleCollector(
   options: IdleCollectorOptions = IDLE_GC_DEFAULTS,
@@ -159,25 +154,15 @@ export function startIdleCollector(
   let timer: NodeJS.Timeout;
   const check = (): void => {
     checks++;
-    const sinceLast = performance.eventLoopUtilization(last);
-    const busy = sinceLast.utilization;
-    // The burst fades with time, not with looks: a loop in a trickle of work is looked at
-    // idle seldom, and a burst decayed per idle look outlived it there.
-    const decay = options.burstDecay ** ((sinceLast.idle + sinceLast.active) / options.intervalMs);
+    const busy = performance.eventLoopUtilization(last).utilization;
     const young = youngGeneration();
     // Less in use than at the last look: V8 collected meanwhile, and all in use is new.
-    const lookGrowth = young.used >= usedAtLastLook ? young.used - usedAtLastLook : young.used;
-    growth += lookGrowth;
+    growth += young.used >= usedAtLastLook ? young.used - usedAtLastLook : young.used;
     usedAtLastLook = young.used;
-    // A scavenge V8 ran on its own since leaves less in use than the last one left.
-    if (young.used < usedAfterCollecting) usedAfterCollecting = 0;
     if (busy >= options.busyBelow) {
-      burst *= decay;
-      delay = mayBeWorth(young, lookGrowth)
-        ? options.busyIntervalMs
-        : Math.min(delay * 2, options.intervalMs);
+      delay = options.busyIntervalMs;
     } else {
-      burst = nextBurst(burst, growth, young.capacity, decay);
+      burst = nextBurst(burst, growth, young.capacity, options.burstDecay);
       growth = 0;
       delay = collectIfWorth(young);
     }
@@ -191,33 +176,16 @@ export function startIdleCollector(
   };
   /** The delay to the next look: the shortest after a collection, twice the last if none. */
   const collectIfWorth = (young: { used: number; capacity: number }): number => {
+    // A scavenge V8 ran on its own since leaves less in use than the last one left.
+    if (young.used < usedAfterCollecting) usedAfterCollecting = 0;
     if (!worthCollecting(young, usedAfterCollecting, burst, options)) {
-      return quieter(delay, options);
+      return Math.min(delay * 2, options.quietIntervalMs);
     }
     gc({ type: 'minor' });
     collections++;
     usedAfterCollecting = usedAtLastLook = youngGeneration().used;
     return options.intervalMs;
   };
-  /**
-   * Whether the young generation would be worth collecting once the loop is idle, were the
-   * work to go on as it has since the last look: only then is the idle moment after it worth
-   * finding at once. A busy loop with nothing to collect is looked at every interval at most,
-   * as after a collection: a steady trickle (19,000 parked polls' heartbeats, 8 ticks a
-   * second) made every other look busy, and the looks 25 ms apart after them woke the server
-   * some 25 times a second for nothing, where each wakeup of an idle process costs 80-150 µs
-   * of CPU on a nested virtual machine (docs/performance.md, session 60); now about 9. Not as
-   * an idle loop is, less and less often: the growth between idle looks a second or more
-   * apart is a trickle's, not a burst's, and kept room for, it had the trickle collected at
-   * nearly every idle look (42 scavenges in figure 7's measured minute, 19-32 otherwise).
-   */
-  const mayBeWorth = (young: { used: number; capacity: number }, lookGrowth: number): boolean =>
-    worthCollecting(
-      { used: young.used + lookGrowth, capacity: young.capacity },
-      usedAfterCollecting,
-      burst,
-      options,
-    );
   timer = setTimeout(check, delay);
   timer.unref();
   return {
