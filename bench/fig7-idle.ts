@@ -290,7 +290,7 @@ function gcSince(before: ProbeStats, after: ProbeStats): string {
 
 /**
  * How often the server's main thread woke, and what its other threads ran: a wakeup costs
- * an idle process 80-150 µs on a nested virtual machine, and V8's helper threads do the
+ * an idle process 90-220 µs on a nested virtual machine, and V8's helper threads do the
  * marking of a full collection, both in the server's CPU (docs/performance.md, session 60).
  */
 function wakeupsAndThreads(window: CpuWindow, threads: ThreadTimes | null): string {

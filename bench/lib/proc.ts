@@ -25,8 +25,8 @@ function processKernelSeconds(pid: number): number {
 
 /**
  * Times the process's main thread has gone to sleep and been woken (its voluntary context
- * switches): for a Node server, each is a turn of the event loop that found nothing to do and
- * waited. On a nested virtual machine each costs the process 80-150 µs of CPU, which a server
+ * switches): for a Node server, mostly a turn of the event loop that found nothing to do and
+ * waited. On a nested virtual machine each costs the process 90-220 µs of CPU, which a server
  * waking for timers of its own pays where the floor does not (docs/performance.md, session 60).
  */
 function mainThreadWakeups(pid: number): number {
