@@ -1,11 +1,15 @@
 // Figure 6, memory: resident memory per registered queue with a parked poll against the
 // bare floor's memory per parked request, and per registered queue without a connection
 // (100,000 of them). Both servers run with --expose-gc and collect before each reading.
+// K is 19,000 where the open-file limit allows: what V8 keeps outside the items themselves
+// (the young generation, sized by its own heuristics up to 32 MB, and pages it has freed but
+// not yet returned) moves a reading by tens of megabytes either way, which at K = 10,000 was
+// up to 3 KB a poll on either side (docs/performance.md, session 61).
 import { progress, seedAndStart, type BenchOptions, type FigureResult } from './lib/common.ts';
 import { createQueues, pollPath, settle, type Poller } from './lib/fanout.ts';
 import { closeAll, openMany, type Resp } from './lib/poller.ts';
 import type { ProbeStats } from './lib/probe.ts';
-import { processRssBytes } from './lib/proc.ts';
+import { heldPollsWithin, processRssBytes } from './lib/proc.ts';
 import { startFloor, type Server } from './lib/servers.ts';
 import { round, pairedValue, type Pair } from './lib/stats.ts';
 
@@ -59,7 +63,7 @@ async function parkedBytes(server: Server, pollers: Poller[], k: number): Promis
 const kb = (b: number) => round(b / 1024, 2);
 
 export async function figure6(opts: BenchOptions): Promise<FigureResult[]> {
-  const k = opts.quick ? 5000 : 10_000;
+  const k = opts.quick ? 5000 : heldPollsWithin(19_000).n;
   const idleCount = opts.quick ? 20_000 : 100_000;
   const parley = await seedAndStart('fig6', { users: k, channels: [] });
   const floor = await startFloor('fig6-floor', {});

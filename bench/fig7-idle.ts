@@ -2,12 +2,12 @@
 // limit is lower) for 2 minutes. Every heartbeat is answered and the poll renewed at once;
 // the figures are the server's event-loop delay, its CPU share, dropped or erroneous
 // responses, and how evenly the heartbeats fall per second.
-import { execFileSync } from 'node:child_process';
 import { heartbeatTiming } from '../src/events/heartbeats.ts';
 import { progress, seedAndStart, type BenchOptions, type FigureResult } from './lib/common.ts';
 import { createQueues, pollPath, settle, type Poller } from './lib/fanout.ts';
 import { closeAll, openMany, type HttpConn, type Resp } from './lib/poller.ts';
 import {
+  heldPollsWithin,
   threadTimes,
   threadTimesSince,
   watchCpu,
@@ -18,24 +18,12 @@ import type { ProbeStats } from './lib/probe.ts';
 import { startFloor } from './lib/servers.ts';
 import { passUnlessDisturbed, round, sleep } from './lib/stats.ts';
 
-function openFileLimit(): number {
-  try {
-    return Number(execFileSync('sh', ['-c', 'ulimit -n']).toString().trim()) || 1024;
-  } catch {
-    return 1024;
-  }
-}
-
 /** The config's heartbeat jitter (config.ts), which the period depends on. */
 const HEARTBEAT_JITTER_MS = 10_000;
 
 function holdSize(opts: BenchOptions) {
-  // The bench holds one socket per poll too, so both processes need the files.
-  const limit = openFileLimit();
-  const wanted = opts.quick ? 5000 : 19_000;
   return {
-    limit,
-    n: Math.min(wanted, limit - 500),
+    ...heldPollsWithin(opts.quick ? 5000 : 19_000),
     holdSeconds: opts.quick ? 20 : 120,
     heartbeatSeconds: opts.quick ? 5 : 45,
   };

@@ -221,6 +221,20 @@ export function threadTimesSince(before: ThreadTimes | null, pid: number): Threa
   };
 }
 
+/**
+ * How many polls one server can hold parked here: wanted, or fewer where the open-file limit
+ * is lower, since the bench holds a socket per poll too and both processes need the files.
+ */
+export function heldPollsWithin(wanted: number): { n: number; limit: number } {
+  let limit = 1024;
+  try {
+    limit = Number(execFileSync('sh', ['-c', 'ulimit -n']).toString().trim()) || limit;
+  } catch {
+    // No shell to ask: assume the common default.
+  }
+  return { n: Math.min(wanted, limit - 500), limit };
+}
+
 /** Resident set size in bytes (VmRSS). */
 export function processRssBytes(pid: number): number {
   try {
