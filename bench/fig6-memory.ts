@@ -3,8 +3,9 @@
 // (100,000 of them). Both servers run with --expose-gc and collect before each reading.
 // K is 19,000 where the open-file limit allows: what V8 keeps outside the items themselves
 // (the young generation, sized by its own heuristics up to 32 MB, and pages it has freed but
-// not yet returned) moves a reading by tens of megabytes either way, which at K = 10,000 was
-// up to 3 KB a poll on either side (docs/performance.md, session 61).
+// not yet returned) moves a reading by megabytes either way whatever K is: the young
+// generation alone moved a side's figure by up to 1.7 KB a poll at K = 10,000
+// (docs/performance.md, Method, session 61).
 import { progress, seedAndStart, type BenchOptions, type FigureResult } from './lib/common.ts';
 import { createQueues, pollPath, settle, type Poller } from './lib/fanout.ts';
 import { closeAll, openMany, type Resp } from './lib/poller.ts';
