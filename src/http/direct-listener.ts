@@ -30,7 +30,6 @@ import type { Socket } from 'node:net';
 import type { JsonText } from '../events/event-json.ts';
 import type { AppContext } from '../context.ts';
 import type { Actor } from '../lib/actor.ts';
-import { parseParams, type JsonSchema } from '../lib/params.ts';
 import { KeptValues } from '../store/kept-values.ts';
 import { ConnectionActor } from './auth.ts';
 import { errorHeaders, toClientError } from './errors.ts';
@@ -47,12 +46,12 @@ import {
   type RawReply,
 } from './route.ts';
 import { closeIdleConnections } from './idle-connections.ts';
-import { GetEventsParamsSchema, PollAnswer } from './routes/events.ts';
+import { PollQuery } from './poll-query.ts';
+import { PollAnswer } from './routes/events.ts';
 
 const EVENTS_PATH = `${API_PREFIX}/events`;
 /** A host name or IPv4 address with an optional port: what Fastify's `hostname` reads plainly. */
 const PLAIN_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$/;
-const EVENTS_SCHEMA = GetEventsParamsSchema as unknown as JsonSchema;
 
 /** The request as the rate limiter reads it; the peer address is looked up only if it asks. */
 class PollRequest implements LimitedRequest {
@@ -92,6 +91,8 @@ class HeaderBag implements HeaderSink {
 class ConnectionState extends ConnectionActor {
   host = '';
   hostname = '';
+  /** Made at the connection's first poll. */
+  pollQuery: PollQuery | null = null;
   private keyUserId = -1;
   private keyQuery = '';
   private key = '';
@@ -255,21 +256,27 @@ export class DirectListener {
     // A known client's actor comes at once: no promise, no turn of the microtask queue.
     if (!(actor instanceof Promise)) {
       if (spec) this.run(spec, actor, conn, req, res, headers, query, form);
-      else this.poll(actor, res, headers, query);
+      else this.poll(actor, conn, res, headers, query);
       return;
     }
     actor.then(
       (known) =>
         spec
           ? this.run(spec, known, conn, req, res, headers, query, form)
-          : this.poll(known, res, headers, query),
+          : this.poll(known, conn, res, headers, query),
       (err: unknown) => this.fail(res, headers.gathered, err),
     );
   }
 
-  private poll(actor: Actor, res: ServerResponse, headers: HeaderBag, query: string): void {
+  private poll(
+    actor: Actor,
+    conn: ConnectionState,
+    res: ServerResponse,
+    headers: HeaderBag,
+    query: string,
+  ): void {
     try {
-      const parsed = parseParams<Record<string, unknown>>(EVENTS_SCHEMA, parseQueryValues(query));
+      const parsed = (conn.pollQuery ??= new PollQuery()).read(query);
       const poll = new ListenerPoll(res, this, headers.gathered, parsed.ignored);
       const answer = poll.start(this.ctx, actor, parsed.values);
       // A parked poll waits on its ListenerPoll alone: this function's frame is gone by then.

@@ -301,6 +301,17 @@ function parsePropertyValue(property: PropertyPlan, raw: string): unknown {
   return parseParamValue(name, propSchema, raw, property.onlyString);
 }
 
+/**
+ * Reads one property of the schema from its raw text as parseParams reads it in a request,
+ * errors included: for a request that differs from one already parsed in this value alone
+ * (http/poll-query.ts).
+ */
+export function propertyReader(schema: JsonSchema, name: string): (raw: string) => unknown {
+  const property = planOf(schema).properties.find((p) => p.name === name);
+  if (property === undefined) throw new Error(`The schema has no property ${name}`);
+  return (raw) => parsePropertyValue(property, raw);
+}
+
 /** Turn one raw string into a value of the schema's type. */
 export function parseParamValue(
   name: string,

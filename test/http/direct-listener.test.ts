@@ -372,6 +372,53 @@ test('a poll without a queue id registers one on the socket too', () =>
     assert.equal(live.t.ctx.queues.inspect(body.queue_id)?.parked, false);
   }));
 
+test('polls again on one connection each read their own event id', () =>
+  withServer(async (live) => {
+    const { member, channels } = live.t.fx;
+    const queueId = await register(live, member);
+    const send = async (content: string) => {
+      const sent = await live.call(member, 'POST', '/messages', {
+        type: 'stream',
+        to: channels.general.name,
+        topic: 'polls',
+        content,
+      });
+      assert.equal(sent.status, 200, sent.text);
+    };
+    for (const content of ['one', 'two', 'three']) await send(content);
+    // One keep-alive connection for every poll: the connection keeps the last poll's query.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    let connections = 0;
+    live.t.app.server.on('connection', () => connections++);
+    const headers = { host: HOST, authorization: basicAuth(member.email, member.api_key) };
+    const poll = async (lastEventId: string) => {
+      const before = live.fastifyRequests();
+      const path = `/api/v1/events?${q({ queue_id: queueId })}&last_event_id=${lastEventId}&dont_block=true`;
+      const res = await live.raw({ method: 'GET', path, headers, agent });
+      assert.equal(live.fastifyRequests(), before);
+      const body = JSON.parse(res.text) as Record<string, unknown>;
+      if (res.status !== 200) return { status: res.status, body };
+      const events = body.events as Array<{ id: number; message: { content: string } }>;
+      return { status: 200, events: events.map((e) => [e.id, e.message.content]) };
+    };
+    try {
+      const answer = (...events: Array<[number, string]>) => ({ status: 200, events });
+      assert.deepEqual(await poll('-1'), answer([0, 'one'], [1, 'two'], [2, 'three']));
+      assert.deepEqual(await poll('0'), answer([1, 'two'], [2, 'three']));
+      assert.deepEqual(await poll('2'), answer());
+      assert.deepEqual(await poll('1-2'), {
+        status: 400,
+        body: { result: 'error', msg: 'last_event_id is not an integer', code: 'BAD_REQUEST' },
+      });
+      await send('four');
+      assert.deepEqual(await poll('2'), answer([3, 'four']));
+      assert.deepEqual(await poll('3'), answer());
+      assert.equal(connections, 1);
+    } finally {
+      agent.destroy();
+    }
+  }));
+
 test('requests the listener does not expect go to Fastify and get its answer', () =>
   withServer(async (live) => {
     const { member } = live.t.fx;
