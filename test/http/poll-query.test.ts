@@ -141,3 +141,14 @@ test('random sequences of polls on one connection read as each read in full', ()
     assertSequence(queries);
   }
 });
+
+test('a poll that differs from the last in its event id alone is not read in full', () => {
+  const connection = new PollQuery();
+  const first = connection.read(`${Q}&last_event_id=1`);
+  const again = connection.read(`${Q}&last_event_id=2`);
+  const other = connection.read(`${Q}&last_event_id=3&dont_block=true`);
+  // A read in full makes the default list of narrow afresh; a kept read shares the last one's.
+  assert.equal(again.values.narrow, first.values.narrow);
+  assert.notEqual(other.values.narrow, again.values.narrow);
+  assert.equal(again.values.last_event_id, 2);
+});
