@@ -41,7 +41,7 @@ function assertSequence(queries: string[]): Outcome[] {
 }
 
 const Q = 'queue_id=1764200000%3A12';
-/** What every poll of a queue gives beside its own three: the defaults of register's. */
+/** What every poll gives beside queue_id and last_event_id: its own default and register's. */
 const DEFAULTS = {
   dont_block: false,
   apply_markdown: false,
@@ -51,7 +51,7 @@ const DEFAULTS = {
   include_subscribers: false,
 };
 
-test('the event id read again is the poll\u2019s own, and so is its error', () => {
+test("the event id read again is the poll's own, and so is its error", () => {
   const reads = assertSequence([
     `${Q}&last_event_id=41`,
     `${Q}&last_event_id=42`,
@@ -72,7 +72,7 @@ test('the event id read again is the poll\u2019s own, and so is its error', () =
   assert.deepEqual(reads[7], at(8));
 });
 
-test('other pairs around the id are the last poll\u2019s, or the poll is read in full', () => {
+test("other pairs around the id are the last poll's, or the poll is read in full", () => {
   const reads = assertSequence([
     `last_event_id=3&${Q}&dont_block=true&colour=red`,
     `last_event_id=4&${Q}&dont_block=true&colour=red`,
