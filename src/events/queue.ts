@@ -4,6 +4,7 @@
 import type { ClientDescriptor } from '../lib/event-client.ts';
 import { badRequest } from '../lib/errors.ts';
 import { stringJson, type JsonText } from './event-json.ts';
+import type { SavedQueue } from './saved-queues.ts';
 import type { ParleyEvent } from './types.ts';
 
 /** An event as a reply carries it: the event, shared by many queues, and this queue's id. */
@@ -83,6 +84,39 @@ export class Queue {
     /** Its user may read public channels they are not in (not a guest), as last told. */
     public readsPublicChannels: boolean,
   ) {}
+
+  /** A queue a stopping process saved (saved-queues.ts), with its client interned. */
+  static restored(s: SavedQueue<QueuedEvent>, client: ClientDescriptor, nowMs: number): Queue {
+    const q = new Queue(
+      s.id,
+      s.user_id,
+      s.realm_id,
+      client,
+      nowMs,
+      s.snapshot_seq,
+      // Saved before the field existed: as such queues were then.
+      s.reads_public_channels ?? true,
+    );
+    if (s.events.length > 0) q.events = s.events;
+    q.nextId = s.next_id;
+    q.prunedId = s.pruned_id;
+    return q;
+  }
+
+  /** The queue as a stopping process saves it, once its register has read the snapshot. */
+  saved(snapshotSeq: number | null): SavedQueue<QueuedEvent> {
+    return {
+      id: this.id,
+      user_id: this.userId,
+      realm_id: this.realmId,
+      client: this.client,
+      events: this.events,
+      next_id: this.nextId,
+      pruned_id: this.prunedId,
+      snapshot_seq: snapshotSeq,
+      reads_public_channels: this.readsPublicChannels,
+    };
+  }
 
   /**
    * The id as JSON, which every answer to a parked poll names: made at the first and kept, as

@@ -1,10 +1,10 @@
 // Per-client event queues, held in memory by the process that registered them (queue
 // ids name it: "<nodeId>:<random>"). Notices arrive from the bus after commit; each is
 // offered to the queues of its recipients (an index by user keeps that O(recipients)),
-// shaped for each client, and appended with the queue's next event id. A queue holds at
-// most one parked GET /events; parked polls are answered in slices (answer-slices.ts) and
-// notices offered in chunks, so that one event for thousands of clients never stalls the
-// process.
+// shaped for each client (delivery.ts), and appended with the queue's next event id. A queue
+// holds at most one parked GET /events; parked polls are answered in slices
+// (answer-slices.ts) and notices offered in chunks, so that one event for thousands of
+// clients never stalls the process.
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -20,6 +20,7 @@ import {
   type ClientDescriptor,
 } from '../lib/event-client.ts';
 import { AnswerSlices } from './answer-slices.ts';
+import { changedRole, deactivatedUserId, Delivery, wideListeners } from './delivery.ts';
 import { markShared } from './event-json.ts';
 import { evenPhases, HeartbeatWheel } from './heartbeats.ts';
 import {
@@ -38,7 +39,7 @@ import {
   type SavedQueue,
 } from './saved-queues.ts';
 import { RealmSequences } from './realm-sequences.ts';
-import { acceptsType, shapeForClient } from './shaping.ts';
+import { acceptsType } from './shaping.ts';
 import type { Notice, ParleyEvent } from './types.ts';
 
 export type { EventsReply, NumberedEvent, PollSink } from './queue.ts';
@@ -70,46 +71,10 @@ export interface QueueEnv {
 }
 
 /**
- * A notice on its way to its recipients' queues; `next` is the first recipient not reached.
- * Every field is there from the start: a field added later changes the object's hidden class,
- * and a fan-out that resumed in a later chunk met the new one in code optimized for the old
- * (docs/performance.md, item 4, session 51).
- */
-interface Delivery {
-  notice: Notice;
-  started: boolean;
-  next: number;
-  /** The realm-wide listeners once the recipients are done, with the recipients to skip. */
-  wide: { listeners: Queue[]; recipients: ReadonlySet<number>; next: number } | null;
-  /** The event with each per-user part merged in: recipients given one part share one. */
-  merged: Map<object, ParleyEvent> | null;
-  /** The last shaping of this delivery, reused by the next queue that would shape the same. */
-  shaped: ShapedLast;
-}
-
-/**
- * What shapeForClient made for one event, client form and delivery context. The queues of a
- * fan-out come one after another with the same merged event and, clients being interned, mostly
- * the same client: they take the list made for the one before instead of shaping the message
- * again, about 900 instructions a queue (docs/performance.md, session 56). Shaped events are
- * never changed once queued, so queues may share them.
- */
-interface ShapedLast {
-  event: ParleyEvent | null;
-  client: ClientDescriptor | null;
-  recipient: boolean;
-  emptyTopicName: string;
-  events: ParleyEvent[];
-}
-
-/**
  * Queues offered events per macrotask when one notice goes to thousands of them: 1-2 ms of
  * work, and a fan-out to a thousand is offered at once, so it can be answered whole.
  */
 const DELIVERY_CHUNK = 2_000;
-
-/** The recipients to skip of a delivery nobody listens to realm-wide. */
-const NO_RECIPIENTS: ReadonlySet<number> = new Set();
 
 export function badEventQueueId(queueId: string): JsonableError {
   return new JsonableError(`Bad event queue ID: ${queueId}`, 'BAD_EVENT_QUEUE_ID', 400, {
@@ -302,14 +267,7 @@ export class EventQueues {
    */
   deliver(notices: Notice[]): void {
     for (const notice of notices) {
-      this.deliveries.push({
-        notice,
-        started: false,
-        next: 0,
-        wide: null,
-        merged: null,
-        shaped: { event: null, client: null, recipient: false, emptyTopicName: '', events: [] },
-      });
+      this.deliveries.push(new Delivery(notice));
     }
     if (!this.deliveryScheduled) this.deliverSome(DELIVERY_CHUNK);
   }
@@ -346,18 +304,7 @@ export class EventQueues {
     }
     const realmWide = notice.realmWide;
     if (realmWide?.publicChannel) {
-      // The recipients' set only when someone listens realm-wide: a thousand recipients made
-      // a set of a thousand for every message to a public channel (docs/performance.md,
-      // session 53).
-      if (d.wide === null) {
-        const listeners = [...(this.realmWide.get(realmWide.realmId) ?? [])];
-        d.wide = {
-          listeners,
-          recipients: listeners.length === 0 ? NO_RECIPIENTS : new Set(users),
-          next: 0,
-        };
-      }
-      const wide = d.wide;
+      const wide = (d.wide ??= wideListeners(this.realmWide.get(realmWide.realmId), users));
       while (wide.next < wide.listeners.length) {
         if (budget <= 0) return -1;
         const q = wide.listeners[wide.next++];
@@ -428,17 +375,7 @@ export class EventQueues {
     for (const q of this.queues.values()) {
       // A queue whose register never finished was never handed to a client.
       if (q.snapshotSeq === undefined) continue;
-      queues.push({
-        id: q.id,
-        user_id: q.userId,
-        realm_id: q.realmId,
-        client: q.client,
-        events: q.events,
-        next_id: q.nextId,
-        pruned_id: q.prunedId,
-        snapshot_seq: q.snapshotSeq,
-        reads_public_channels: q.readsPublicChannels,
-      });
+      queues.push(q.saved(q.snapshotSeq));
     }
     const topicNames = [...this.topicNames].map(([realmId, t]) => ({ realm_id: realmId, ...t }));
     // Up to the first number still missing: the next process drops the queues that miss it.
@@ -478,19 +415,7 @@ export class EventQueues {
     for (const s of saved.queues) {
       if (!current.has(s.realm_id)) continue;
       restored++;
-      const q = new Queue(
-        s.id,
-        s.user_id,
-        s.realm_id,
-        this.intern(s.client),
-        now,
-        s.snapshot_seq,
-        // Saved before the field existed: as such queues were then.
-        s.reads_public_channels ?? true,
-      );
-      if (s.events.length > 0) q.events = s.events;
-      q.nextId = s.next_id;
-      q.prunedId = s.pruned_id;
+      const q = Queue.restored(s, this.intern(s.client), now);
       this.add(q);
       if (acceptsType('restart', q.client)) this.push(q, restart);
     }
@@ -610,36 +535,11 @@ export class EventQueues {
     const notice = d.notice;
     const sameRealm = notice.seq !== undefined && notice.realmId === q.realmId;
     if (sameRealm && typeof q.snapshotSeq === 'number' && notice.seq! <= q.snapshotSeq) return;
-    const extra = notice.perUser?.[userId];
-    const event = extra ? mergedEvent(d, extra) : notice.event;
     const seq = sameRealm && q.snapshotSeq === undefined ? notice.seq : undefined;
-    for (const e of this.shape(d, event, q, recipient)) {
+    const emptyTopicName = this.topicNames.get(q.realmId)?.name ?? emptyTopicDisplayName('');
+    for (const e of d.shapeFor(d.eventFor(userId), q, recipient, emptyTopicName)) {
       if (!this.push(q, e, seq)) return;
     }
-  }
-
-  /** The events q receives for event: the last queue's, when it was shaped the same way. */
-  private shape(d: Delivery, event: ParleyEvent, q: Queue, recipient: boolean): ParleyEvent[] {
-    const emptyTopicName = this.topicNames.get(q.realmId)?.name ?? emptyTopicDisplayName('');
-    const last = d.shaped;
-    if (
-      last.event === event &&
-      last.client === q.client &&
-      last.recipient === recipient &&
-      last.emptyTopicName === emptyTopicName
-    ) {
-      return last.events;
-    }
-    const events = shapeForClient(event, q.client, { emptyTopicName, recipient, queueId: q.id });
-    // The sender's part names the queue that sent: only that queue echoes its local id.
-    if ((event as { __local_echo?: unknown }).__local_echo === undefined) {
-      last.event = event;
-      last.client = q.client;
-      last.recipient = recipient;
-      last.emptyTopicName = emptyTopicName;
-      last.events = events;
-    }
-    return events;
   }
 
   /** Append an event; a queue over its cap is dropped, so its client registers again. */
@@ -697,40 +597,6 @@ export class EventQueues {
   }
 }
 
-/**
- * The notice's event with one recipient's part merged in. Actions give recipients with the
- * same part one object (a message's flags), so a send to 10,000 makes a handful of events,
- * each shaped and written once per client form (events/shaping.ts, events/event-json.ts).
- */
-function mergedEvent(d: Delivery, extra: Record<string, unknown>): ParleyEvent {
-  d.merged ??= new Map();
-  let event = d.merged.get(extra);
-  if (!event) d.merged.set(extra, (event = { ...d.notice.event, ...extra } as ParleyEvent));
-  return event;
-}
-
 /** Every heartbeat is this one event, written once (events/event-json.ts). */
 const HEARTBEAT: ParleyEvent = Object.freeze({ type: 'heartbeat' }) as ParleyEvent;
 markShared(HEARTBEAT);
-
-/** The person of a realm_user update with a user id: what queues act on themselves. */
-function updatedPerson(
-  event: ParleyEvent,
-): { user_id: number; role?: unknown; is_active?: unknown } | null {
-  if (event.type !== 'realm_user' || event.op !== 'update') return null;
-  const person = (event as { person?: { user_id?: unknown } }).person;
-  return typeof person?.user_id === 'number'
-    ? (person as { user_id: number; role?: unknown; is_active?: unknown })
-    : null;
-}
-
-/** The user and new role of a role change. */
-function changedRole(event: ParleyEvent): { userId: number; role: unknown } | null {
-  const person = updatedPerson(event);
-  return person?.role === undefined ? null : { userId: person.user_id, role: person.role };
-}
-
-function deactivatedUserId(event: ParleyEvent): number | null {
-  const person = updatedPerson(event);
-  return person?.is_active === false ? person.user_id : null;
-}
