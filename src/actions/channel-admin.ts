@@ -38,9 +38,9 @@ import {
   checkChannelNameFree,
   emitChannelDeletion,
   emitSubscriptionAdds,
-  presentChannelRow,
   renderChannelDescription,
 } from './channels.ts';
+import { presentChannelRow } from './channel-present.ts';
 import {
   addDefaultChannelIn,
   doRemoveChannelFromDefaults,

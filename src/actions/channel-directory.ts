@@ -15,7 +15,8 @@ import {
   listChannelAccess,
   type ChannelAccess,
 } from './channel-access.ts';
-import { notificationDefaults, presentChannelRows, subscriberCounts } from './channels.ts';
+import { notificationDefaults } from './channels.ts';
+import { presentChannelRows, subscriberCounts } from './channel-present.ts';
 import { accessUserById } from './users.ts';
 
 export interface StreamFilters {

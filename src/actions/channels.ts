@@ -1,14 +1,12 @@
-// Channels: creation, presentation, and subscribing or unsubscribing users, with the events
-// each emits. The routes' actions (subscriptions.ts, channel-admin.ts, default-channels.ts)
-// build on these.
+// Channels: creation, and subscribing or unsubscribing users, with the events each emits.
+// The routes' actions (subscriptions.ts, channel-admin.ts, default-channels.ts) build on
+// these; the channel objects clients see are made in channel-present.ts.
 import type { AppContext } from '../context.ts';
 import {
   CHANNEL_GROUP_SETTINGS,
   CHANNEL_GROUP_SETTING_NAMES,
   checkChannelName,
   normalizeChannelDescription,
-  readChannelSettings,
-  streamPostPolicyFor,
   MAX_CHANNEL_DESCRIPTION_LENGTH,
   type ChannelGroupSettings,
   type ChannelTopicsPolicy,
@@ -16,10 +14,8 @@ import {
 import { badRequest } from '../lib/errors.ts';
 import {
   pickSubscriptionColor,
-  presentChannel,
   presentSubscription,
   type NotificationDefaults,
-  type PresentedGroupSettings,
 } from '../lib/presenters/channels.ts';
 import { renderDescription, scanMarkdown } from '../lib/markdown/index.ts';
 import { realmUrl } from '../lib/realm-url.ts';
@@ -37,12 +33,9 @@ import {
   listChannelAccess,
   usersWhoCanSeeChannel,
 } from './channel-access.ts';
-import {
-  presentGroupSettings,
-  resolveGroupSetting,
-  type GroupSettingValue,
-} from './group-settings.ts';
+import { resolveGroupSetting, type GroupSettingValue } from './group-settings.ts';
 import type { Work } from './transaction.ts';
+import { presentChannelRow, presentChannelRows, subscriberCounts } from './channel-present.ts';
 
 export interface NewChannelParams {
   name: string;
@@ -167,64 +160,6 @@ export async function doCreateChannel(
     folder_id: params.folderId ?? null,
     settings: JSON.stringify(settings),
   });
-}
-
-/** Channel objects clients see, in the order given (one query per table, not per channel). */
-export async function presentChannelRows(
-  db: Q,
-  realmId: number,
-  channels: ChannelRow[],
-  /** The channels' active subscriber counts, when the caller knows them already. */
-  knownCounts?: Map<number, number>,
-): Promise<Record<string, unknown>[]> {
-  if (channels.length === 0) return [];
-  const ids = channels.map((c) => c.id);
-  const [firstIds, subscriberCounts] = await Promise.all([
-    channelsStore.firstMessageIds(db, realmId, ids),
-    knownCounts ?? channelsStore.countSubscribersByChannel(db, realmId, ids),
-  ]);
-  // Every group setting of every channel, presented in a few queries: most channels share
-  // the system groups, and a register presents hundreds of channels.
-  const settingsOf = channels.map((c) => readChannelSettings(c.settings));
-  const presentedGroups = await presentGroupSettings(
-    db,
-    realmId,
-    settingsOf.flatMap((s) => CHANNEL_GROUP_SETTING_NAMES.map((key) => s[key])),
-  );
-  const sendGroupNames = new Map(
-    (await groups.listAllGroups(db, realmId)).map((g) => [g.id, g.is_system_group ? g.name : null]),
-  );
-  const out: Record<string, unknown>[] = [];
-  for (const [i, channel] of channels.entries()) {
-    const settings = settingsOf[i];
-    const groupSettings = {} as PresentedGroupSettings;
-    for (const key of CHANNEL_GROUP_SETTING_NAMES)
-      groupSettings[key] = presentedGroups.get(settings[key])!;
-    const sendGroupId = settings.can_send_message_group;
-    out.push(
-      presentChannel(channel, {
-        groupSettings,
-        streamPostPolicy: streamPostPolicyFor(sendGroupNames.get(sendGroupId) ?? null),
-        firstMessageId: firstIds.get(channel.id) ?? null,
-        subscriberCount: subscriberCounts.get(channel.id) ?? 0,
-      }),
-    );
-  }
-  return out;
-}
-
-/** The lengths of subscriber lists, as presentChannelRows takes them. */
-export function subscriberCounts(lists: Map<number, number[]>): Map<number, number> {
-  return new Map([...lists].map(([id, list]) => [id, list.length]));
-}
-
-/** The channel object clients see (group settings presented, derived legacy fields filled). */
-export async function presentChannelRow(
-  db: Q,
-  realmId: number,
-  channel: ChannelRow,
-): Promise<Record<string, unknown>> {
-  return (await presentChannelRows(db, realmId, [channel]))[0];
 }
 
 export function notificationDefaults(user: UserRow): NotificationDefaults {

@@ -4,7 +4,7 @@
 // ("pending"); what follows here is SQLite's.
 //
 // Every statement run through Kysely or a compiled query is prepared on the connection
-// first (db.ts, reusingStatements), and that is where a write is counted: before it runs, so
+// first (sqlite-statements.ts, reusingStatements), and that is where a write is counted: before it runs, so
 // no kept read can carry a count older than a write it saw. Three things make every kept
 // read stale at once: a write whose target table is not recognised, a rollback (a read
 // inside the transaction may have seen what it undid), and another connection's commit

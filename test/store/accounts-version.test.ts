@@ -8,13 +8,8 @@ import { join } from 'node:path';
 import { after, afterEach, beforeEach, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
-import {
-  mayWriteAccounts,
-  openPostgres,
-  openSqlite,
-  type Q,
-  type Store,
-} from '../../src/store/db.ts';
+import { openPostgres, openSqlite, type Q, type Store } from '../../src/store/db.ts';
+import { mayWriteAccounts } from '../../src/store/sqlite-statements.ts';
 import { READ_VERSION_TABLES } from '../../src/store/migrations/0012_read_versions.ts';
 import { GROUP_READ_VERSION_TABLES } from '../../src/store/migrations/0015_group_read_version.ts';
 import { nextEventSeq } from '../../src/store/realms.ts';
