@@ -103,8 +103,13 @@ export class Queue {
     return q;
   }
 
-  /** The queue as a stopping process saves it, once its register has read the snapshot. */
-  saved(snapshotSeq: number | null): SavedQueue<QueuedEvent> {
+  /**
+   * The queue as a stopping process saves it; null while its register is still reading the
+   * snapshot, since such a queue was never handed to a client.
+   */
+  saved(): SavedQueue<QueuedEvent> | null {
+    const snapshotSeq = this.snapshotSeq;
+    if (snapshotSeq === undefined) return null;
     return {
       id: this.id,
       user_id: this.userId,

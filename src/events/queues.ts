@@ -373,9 +373,8 @@ export class EventQueues {
     this.deliverSome(Infinity);
     const queues: Array<SavedQueue<QueuedEvent>> = [];
     for (const q of this.queues.values()) {
-      // A queue whose register never finished was never handed to a client.
-      if (q.snapshotSeq === undefined) continue;
-      queues.push(q.saved(q.snapshotSeq));
+      const s = q.saved();
+      if (s) queues.push(s);
     }
     const topicNames = [...this.topicNames].map(([realmId, t]) => ({ realm_id: realmId, ...t }));
     // Up to the first number still missing: the next process drops the queues that miss it.
