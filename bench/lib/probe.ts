@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { keepForLife } from '../../src/store/sqlite-lifetime.ts';
+import { tracing } from './tracing.ts';
 
 export interface ProbeStats {
   loop: { p50: number; p99: number; max: number; mean: number; count: number };
@@ -136,12 +137,12 @@ if (process.send) {
       histogram.reset();
       histogram.enable();
       Object.assign(gcs, { minor: 0, major: 0, incremental: 0, pausedMs: 0 });
-      if (process.env.PARLEY_BENCH_NODE_ARGS) process.stdout.write(`--- window ${windows} start\n`);
+      if (tracing()) process.stdout.write(`--- window ${windows} start\n`);
       windowProfiles?.post('Profiler.start');
     }
     if (msg?.op === 'loop-end') {
       stopWindowProfile(windows);
-      if (process.env.PARLEY_BENCH_NODE_ARGS) process.stdout.write(`--- window ${windows} end\n`);
+      if (tracing()) process.stdout.write(`--- window ${windows} end\n`);
       windows++;
     }
     if (msg?.op === 'gc') {

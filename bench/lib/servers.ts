@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import type { ProbeStats } from './probe.ts';
 import { localPorts } from './poller.ts';
 import { pinServer, serverPinPrefix, startPrefix } from './proc.ts';
+import { tracing } from './tracing.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const WORK_DIR = join(ROOT, 'bench', '.work');
@@ -70,7 +71,7 @@ function wrapServer(name: string, child: ChildProcess, port: number): Server {
   child.stderr?.on('data', (d: Buffer) => {
     if (err.length < 20_000) err += d.toString();
   });
-  if (process.env.PARLEY_BENCH_NODE_ARGS) {
+  if (tracing()) {
     // What node's tracing options print, with the probe's window marks between.
     mkdirSync(RESULTS_DIR, { recursive: true });
     child.stdout?.pipe(createWriteStream(join(RESULTS_DIR, `trace-${name}-${child.pid}.out`)));
@@ -167,6 +168,10 @@ async function waitReady(
   );
 }
 
+/** More of node's options for one side, from an environment variable: words split by spaces. */
+const nodeArgsFrom = (name: string): string[] =>
+  process.env[name]?.split(' ').filter(Boolean) ?? [];
+
 const profileArgs = (): string[] =>
   process.env.PARLEY_BENCH_PROFILE === '1'
     ? ['--cpu-prof', `--cpu-prof-dir=${join(RESULTS_DIR, 'profiles')}`]
@@ -199,7 +204,7 @@ export async function startParley(
       ...profileArgs(),
       ...(start.nodeArgs ?? []),
       // Parley's alone: V8's tracing, say (`--trace-opt --trace-deopt`), in trace-*.out.
-      ...(process.env.PARLEY_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      ...nodeArgsFrom('PARLEY_BENCH_NODE_ARGS'),
       '--import',
       PRELOAD,
       '--import',
@@ -236,6 +241,8 @@ export async function startFloor(
     [
       '--expose-gc',
       ...(start.nodeArgs ?? []),
+      // The floor's alone, as PARLEY_BENCH_NODE_ARGS is Parley's.
+      ...nodeArgsFrom('PARLEY_BENCH_FLOOR_NODE_ARGS'),
       '--import',
       'tsx',
       join(ROOT, 'bench', 'lib', 'floor-server.ts'),
