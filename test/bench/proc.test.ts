@@ -10,6 +10,7 @@ import {
   watchCpu,
   type CpuWindow,
 } from '../../bench/lib/proc.ts';
+import { sleep } from '../../bench/lib/stats.ts';
 
 /** Longer than the test needs: it is stopped once measured. */
 const SPIN_MS = 10_000;
@@ -42,7 +43,7 @@ function stopSpinner(pid: number): void {
 async function waitUntilSpinning(pid: number): Promise<void> {
   const start = processCpuSeconds(pid);
   for (let i = 0; i < 100 && processCpuSeconds(pid) - start < 0.05; i++) {
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
 }
 
@@ -56,7 +57,7 @@ describe('watchCpu', { skip: hasProc ? false : 'no /proc here' }, () => {
       await waitUntilSpinning(pid);
       const spun0 = processCpuSeconds(pid);
       const close = watchCpu({ bench: process.pid });
-      await new Promise((r) => setTimeout(r, 600));
+      await sleep(600);
       window = close();
       spun = processCpuSeconds(pid) - spun0;
     } finally {
